@@ -1,0 +1,341 @@
+"""Configuration: ~/.picobot/config.json (camelCase keys) overridden by PICOBOT_* env vars.
+
+The file may hold `//` line comments (`picobot onboard` writes a commented file); they are
+stripped before parsing, keeping line numbers so errors can point at the right line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.alias_generators import to_camel, to_snake
+from pydantic_settings import (
+    BaseSettings,
+    JsonConfigSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+PROVIDER_NAMES = (
+    "openai",
+    "anthropic",
+    "openrouter",
+    "gemini",
+    "deepseek",
+    "groq",
+    "ollama",
+    "vllm",
+    "custom",
+)
+
+
+class Section(BaseModel):
+    """Base for config groups: snake_case in Python, camelCase when written out."""
+
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(serialization_alias=to_camel),
+        populate_by_name=True,
+        extra="ignore",
+    )
+
+
+class AgentDefaults(Section):
+    """Defaults for every agent run."""
+
+    model: str = "openai/gpt-4o-mini"
+    """LiteLLM model string, e.g. `openai/gpt-4o-mini`, `anthropic/claude-sonnet-4-5`, `demo`."""
+    workspace: str | None = None
+    """Directory the tools work in. Default: `<PICOBOT_HOME>/workspace`."""
+    max_tokens: int = Field(8192, ge=1)
+    """Maximum tokens per model response."""
+    temperature: float = Field(0.7, ge=0, le=2)
+    """Sampling temperature."""
+    max_tool_iterations: int = Field(20, ge=1)
+    """How many model calls with tool use one turn may make."""
+    token_budget: int = Field(128000, ge=1000)
+    """Context budget in tokens; history is compressed at 80 % of it."""
+    max_history_messages: int = Field(50, ge=2)
+    """How many stored messages are loaded back into context on resume."""
+    context_window: int | None = Field(None, ge=1000)
+    """The model's context window, if LiteLLM does not know it."""
+    max_retries: int = Field(1, ge=0)
+    """Retries of a transient provider error (rate limit, timeout, 5xx, overloaded)."""
+    retry_backoff: float = Field(2.0, ge=0)
+    """Seconds before the first retry (doubles each time; Retry-After wins)."""
+    max_consecutive_failures: int = Field(3, ge=1)
+    """Consecutive failed model calls after which the turn stops."""
+    request_timeout: float = Field(120.0, gt=0)
+    """Seconds to wait for the provider before giving up on a call."""
+
+
+class AgentsConfig(Section):
+    """The `agents` group."""
+
+    defaults: AgentDefaults = AgentDefaults()
+
+
+class ProviderConfig(Section):
+    """Credentials and endpoint of one provider."""
+
+    api_key: SecretStr | None = None
+    """API key. Never written to sessions, traces or logs."""
+    api_base: str | None = None
+    """Base URL, e.g. `http://127.0.0.1:8000/v1` for an OpenAI-compatible server."""
+    extra_headers: dict[str, str] = {}
+    """Extra HTTP headers sent with every request."""
+
+
+class ProvidersConfig(Section):
+    """The `providers` group: one entry per LiteLLM model prefix."""
+
+    openai: ProviderConfig = ProviderConfig()
+    anthropic: ProviderConfig = ProviderConfig()
+    openrouter: ProviderConfig = ProviderConfig()
+    gemini: ProviderConfig = ProviderConfig()
+    deepseek: ProviderConfig = ProviderConfig()
+    groq: ProviderConfig = ProviderConfig()
+    ollama: ProviderConfig = ProviderConfig()
+    vllm: ProviderConfig = ProviderConfig()
+    custom: ProviderConfig = ProviderConfig()
+
+
+class ExecConfig(Section):
+    """The `exec` tool."""
+
+    timeout: float = Field(60.0, gt=0)
+    """Seconds before a command is killed."""
+    max_output_chars: int = Field(20000, ge=100)
+    """Output kept from a command (head and tail) before toolResultMaxChars applies."""
+    deny_patterns: list[str] = []
+    """Extra regular expressions of commands to refuse (added to the built-in list)."""
+
+
+class WebConfig(Section):
+    """The `web_fetch` tool."""
+
+    timeout: float = Field(20.0, gt=0)
+    """Seconds before a fetch is abandoned."""
+    allow_private: bool = False
+    """Allow loopback, link-local and private addresses (off: SSRF guard)."""
+
+
+class ToolsConfig(Section):
+    """The `tools` group."""
+
+    restrict_to_workspace: bool = True
+    """Refuse file paths (and exec working dirs) outside the workspace."""
+    exec: ExecConfig = ExecConfig()
+    web: WebConfig = WebConfig()
+    approval: Literal["ask", "auto", "readonly"] = "ask"
+    """`ask`: confirm commands and file changes; `auto`: allow all; `readonly`: refuse them."""
+    always_allow: list[str] = []
+    """Tools allowed without asking (the TUI's "always allow" adds to this)."""
+    tool_result_max_chars: int = Field(8000, ge=100)
+    """Tool results longer than this are truncated before they reach the model."""
+
+
+class UiConfig(Section):
+    """The `ui` group (TUI only)."""
+
+    bell: Literal["never", "unfocused", "always"] = "unfocused"
+    """Ring the terminal bell when a turn ends or approval is needed."""
+    theme: str = "textual-dark"
+    """Textual theme name."""
+    show_timeline: bool = True
+    show_gauge: bool = True
+
+
+def picobot_home() -> Path:
+    """The root of all picobot files: `$PICOBOT_HOME` or `~/.picobot`."""
+    return Path(os.environ.get("PICOBOT_HOME") or "~/.picobot").expanduser()
+
+
+def config_path() -> Path:
+    return picobot_home() / "config.json"
+
+
+_COMMENT_RE = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
+
+
+def strip_json_comments(text: str) -> str:
+    """Blank out `//` comments outside strings, keeping every line where it was."""
+
+    def repl(m: re.Match[str]) -> str:
+        s = m.group(0)
+        return s if s.startswith('"') else " " * len(s)
+
+    return _COMMENT_RE.sub(repl, text)
+
+
+def _snake_keys(value: Any) -> Any:
+    """Rename camelCase keys to field names, recursively (header dicts keep their keys)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = to_snake(k) if isinstance(k, str) else k
+            out[key] = v if key == "extra_headers" else _snake_keys(v)
+        return out
+    if isinstance(value, list):
+        return [_snake_keys(v) for v in value]
+    return value
+
+
+class ConfigError(Exception):
+    """A config problem the user must fix; the message says where and what."""
+
+
+def _line_of_key(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line number of the last key of `loc` in the raw file."""
+    for part in reversed(loc):
+        if not isinstance(part, str):
+            continue
+        names = {part, to_camel(part)}
+        for n, line in enumerate(text.splitlines(), 1):
+            if any(f'"{name}"' in line for name in names):
+                return n
+    return None
+
+
+def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config file: {e}") from None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(strip_json_comments(text))
+    except json.JSONDecodeError as e:
+        raise ConfigError(
+            f"{path}, line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}.\n"
+            "Fix the file, or move it away and run `picobot onboard` to write a fresh one."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}, line 1: the config must be a JSON object {{...}}.")
+    return _snake_keys(data), text
+
+
+class _CamelJsonSource(JsonConfigSettingsSource):
+    """Reads the (commented, camelCase) JSON file from a path chosen at run time."""
+
+    def __init__(self, settings_cls: type[BaseSettings], data: dict[str, Any]) -> None:
+        self._data = data
+        super().__init__(settings_cls, json_file=None)
+
+    def _read_files(self, files: Any, deep_merge: bool = False) -> dict[str, Any]:
+        return self._data
+
+
+class Settings(BaseSettings):
+    """All of picobot's configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PICOBOT_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        alias_generator=AliasGenerator(serialization_alias=to_camel),
+        populate_by_name=True,
+    )
+
+    agents: AgentsConfig = AgentsConfig()
+    providers: ProvidersConfig = ProvidersConfig()
+    tools: ToolsConfig = ToolsConfig()
+    ui: UiConfig = UiConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        data = _FILE_DATA.get("data", {})
+        return (init_settings, env_settings, _CamelJsonSource(settings_cls, data))
+
+    # -- derived paths -------------------------------------------------------------------
+    @property
+    def home(self) -> Path:
+        return picobot_home()
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.home / "sessions"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def traces_path(self) -> Path:
+        return self.data_dir / "traces" / "traces.jsonl"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "logs" / "picobot.log"
+
+    @property
+    def workspace_path(self) -> Path:
+        ws = self.agents.defaults.workspace
+        return Path(ws).expanduser().resolve() if ws else (self.home / "workspace").resolve()
+
+    def secrets(self) -> list[str]:
+        """Every configured API key, so writers can scrub them."""
+        out = []
+        for name in PROVIDER_NAMES:
+            key = getattr(self.providers, name).api_key
+            if key is not None and key.get_secret_value():
+                out.append(key.get_secret_value())
+        return out
+
+
+# The file's data is handed to the source through this slot because pydantic-settings
+# builds sources from the class, not from an instance.
+_FILE_DATA: dict[str, dict[str, Any]] = {}
+
+
+def _unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        path = f"{prefix}{to_camel(key)}"
+        if field is None:
+            out.append(path)
+            continue
+        ann = field.annotation
+        if isinstance(value, dict) and isinstance(ann, type) and issubclass(ann, BaseModel):
+            out.extend(_unknown_keys(value, ann, path + "."))
+    return out
+
+
+def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
+    """Load config from file + env. Returns the settings and warnings (e.g. unknown keys).
+
+    Raises ConfigError with the file, line and key when the config is invalid.
+    """
+    path = path or config_path()
+    data, text = _read_config_file(path)
+    warnings = [f"{path}: unknown config key `{k}` (ignored)" for k in _unknown_keys(data, Settings)]
+    _FILE_DATA["data"] = data
+    try:
+        settings = Settings()
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            loc = tuple(err.get("loc", ()))
+            key = ".".join(to_camel(p) if isinstance(p, str) else str(p) for p in loc)
+            line = _line_of_key(text, loc) if text else None
+            where = f"{path}, line {line}" if line else f"{path} (or PICOBOT_* env)"
+            lines.append(f"{where}: `{key}`: {err.get('msg')}")
+        raise ConfigError("Invalid configuration:\n  " + "\n  ".join(lines)) from None
+    finally:
+        _FILE_DATA.pop("data", None)
+    return settings, warnings

@@ -1,0 +1,154 @@
+"""The typed event stream the loop yields. Every front end consumes these, and the JSON
+protocol is exactly `event_to_dict(event)` one per line, so the two cannot drift."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Outcome = Literal["final", "max_iterations", "budget_exhausted", "error", "cancelled"]
+ToolStatus = Literal["ok", "error", "denied", "cancelled"]
+ErrorKind = Literal[
+    "auth", "not_found", "context_window", "rate_limit", "timeout", "connection",
+    "server", "bad_request", "config", "protocol", "tool", "internal", "stopped",
+]
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    session: str
+    turn: int
+    model: str
+    type: Literal["turn_started"] = "turn_started"
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ToolCallArgsDelta:
+    """A tool call forming in the stream (before its arguments are complete)."""
+
+    id: str
+    name: str
+    delta: str
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+    iteration: int
+    max_iterations: int
+    type: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True)
+class ApprovalRequested:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    preview: str
+    type: Literal["approval_requested"] = "approval_requested"
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    id: str
+    name: str
+    ok: bool
+    duration_ms: float
+    result: str
+    status: ToolStatus = "ok"
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+
+
+@dataclass(frozen=True)
+class UsageUpdated:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost: float | None
+    session_cost: float | None
+    estimated: bool = False
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class BudgetChanged:
+    estimated_tokens: int
+    budget: int
+    threshold: int
+    type: Literal["budget"] = "budget"
+
+
+@dataclass(frozen=True)
+class HistoryCompressed:
+    dropped_messages: int
+    before_tokens: int
+    after_tokens: int
+    summary: str
+    type: Literal["history_compressed"] = "history_compressed"
+
+
+@dataclass(frozen=True)
+class Retrying:
+    attempt: int
+    max_retries: int
+    delay_s: float
+    kind: str
+    message: str
+    type: Literal["retrying"] = "retrying"
+
+
+@dataclass(frozen=True)
+class StuckDetected:
+    name: str
+    arguments: dict[str, Any] | str
+    message: str
+    type: Literal["stuck"] = "stuck"
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    message: str
+    kind: str
+    hint: str = ""
+    type: Literal["error"] = "error"
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    outcome: Outcome
+    content: str
+    session: str
+    usage: dict[str, Any] = field(default_factory=dict)
+    type: Literal["turn_finished"] = "turn_finished"
+
+
+Event = (
+    TurnStarted
+    | TextDelta
+    | ToolCallArgsDelta
+    | ToolCallStarted
+    | ApprovalRequested
+    | ToolCallFinished
+    | UsageUpdated
+    | BudgetChanged
+    | HistoryCompressed
+    | Retrying
+    | StuckDetected
+    | ErrorEvent
+    | TurnFinished
+)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The JSON-protocol form of an event (`type` first)."""
+    d = asdict(event)
+    return {"type": d.pop("type"), **d}

@@ -1,0 +1,76 @@
+"""The interface between the loop and a model: normalised stream chunks and errors.
+
+`core/llm.py` adapts LiteLLM to it; `core/scripted.py` scripts it for tests and the demo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallChunk:
+    """One fragment of a tool call as streamed. Any field may be missing (None)."""
+
+    index: int | None
+    id: str | None
+    name: str | None
+    arguments: str | None
+
+
+@dataclass(frozen=True)
+class UsageChunk:
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+
+
+Chunk = TextChunk | ToolCallChunk | UsageChunk
+
+
+class LLMError(Exception):
+    """A classified model failure. `transient` errors may be retried by the loop."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        transient: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+        hint: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.transient = transient
+        self.status = status
+        self.retry_after = retry_after
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    messages: Sequence[dict[str, Any]]
+    tools: Sequence[dict[str, Any]]
+    max_tokens: int
+    temperature: float
+
+
+class ModelClient(Protocol):
+    """Streams one completion as normalised chunks; raises LLMError on failure."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]: ...
+
+    def context_window(self, model: str) -> int | None:
+        """The model's context window if known (never a network call)."""
+        ...

@@ -1,0 +1,61 @@
+"""What every tool is: a name, a JSON schema, and an async `run` confined by a ToolContext."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from picobot_tui.config import ToolsConfig
+
+ToolStatus = Literal["ok", "error", "denied", "cancelled"]
+
+
+class ToolError(Exception):
+    """An expected tool failure; its message becomes the error result the model sees."""
+
+
+@dataclass
+class ToolContext:
+    """Where and how tools may act."""
+
+    workspace: Path
+    config: ToolsConfig
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    ok: bool
+    content: str
+    status: ToolStatus = "ok"
+
+
+class Tool(ABC):
+    """A tool the model can call. Subclasses set the class attributes and implement run()."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[dict[str, Any]]
+    mutating: ClassVar[bool] = False
+    """True when the tool changes files or runs commands: it passes through approval."""
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """What an approval prompt shows (a command, a diff). Default: the arguments."""
+        import json
+
+        return json.dumps(args, indent=2, ensure_ascii=False)
+
+    @abstractmethod
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """Do the work; raise ToolError for an expected failure."""
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }

@@ -1,0 +1,1 @@
+"""Textual stylesheets (installed as picobot_tui.styles)."""

@@ -1,0 +1,37 @@
+"""Test-wide setup: offline LiteLLM, and a hermetic PICOBOT_HOME for every test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# LiteLLM must never fetch its price map: tests run offline.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", default=False, help="run long fuzzing runs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="long run: pass --slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def picobot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own ~/.picobot and no provider keys from the environment."""
+    home = tmp_path / "picobot-home"
+    home.mkdir()
+    monkeypatch.setenv("PICOBOT_HOME", str(home))
+    for key in list(os.environ):
+        if key.startswith("PICOBOT_") and key != "PICOBOT_HOME":
+            monkeypatch.delenv(key)
+    yield home

@@ -1,0 +1,1 @@
+"""Textual widgets for the picobot TUI (installed as picobot_tui.widgets)."""
