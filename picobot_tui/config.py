@@ -41,6 +41,7 @@ class Section(BaseModel):
         alias_generator=AliasGenerator(serialization_alias=to_camel),
         populate_by_name=True,
         extra="ignore",
+        use_attribute_docstrings=True,
     )
 
 
@@ -242,6 +243,7 @@ class Settings(BaseSettings):
         extra="ignore",
         alias_generator=AliasGenerator(serialization_alias=to_camel),
         populate_by_name=True,
+        use_attribute_docstrings=True,
     )
 
     agents: AgentsConfig = AgentsConfig()
@@ -323,7 +325,9 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
     """
     path = path or config_path()
     data, text = _read_config_file(path)
-    warnings = [f"{path}: unknown config key `{k}` (ignored)" for k in _unknown_keys(data, Settings)]
+    warnings = [
+        f"{path}: unknown config key `{k}` (ignored)" for k in _unknown_keys(data, Settings)
+    ]
     _FILE_DATA["data"] = data
     try:
         settings = Settings()

@@ -1,0 +1,230 @@
+"""The `picobot` command. Only typer is imported at start-up so `--help` stays instant;
+every command imports what it needs when it runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from picobot_tui import __version__
+
+app = typer.Typer(
+    name="picobot",
+    help="picobot — an LLM agent for your terminal (TUI, headless, JSON lines).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sessions_app = typer.Typer(
+    help="List, show, search and export saved sessions.", no_args_is_help=True
+)
+app.add_typer(sessions_app, name="sessions")
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"picobot: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"picobot {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """picobot — an LLM agent for your terminal."""
+
+
+@app.command()
+def agent(
+    message: Annotated[
+        str | None, typer.Option("-m", "--message", help="Send one message, non-interactive.")
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("-s", "--session", help="Resume a session by id, or `latest`."),
+    ] = None,
+    stream: Annotated[bool, typer.Option(help="Print tokens as they arrive.")] = True,
+    show_tools: Annotated[bool, typer.Option(help="Show tool calls on stderr.")] = True,
+    markdown: Annotated[bool, typer.Option(help="Render the answer as Markdown.")] = False,
+    logs: Annotated[bool, typer.Option(help="Show runtime logs on stderr.")] = False,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Max tokens per model response (overrides config).")
+    ] = None,
+    json_mode: Annotated[
+        bool, typer.Option("--json", help="JSON-lines protocol on stdin/stdout.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option(help="LiteLLM model, e.g. openai/gpt-4o-mini, or `demo`.")
+    ] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace directory for the tools.")
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve commands and file changes without asking.")
+    ] = False,
+) -> None:
+    """Chat with the agent: the TUI, or one message with -m, or --json."""
+    from picobot_tui.run_context import RunError, RunOptions
+
+    opts = RunOptions(
+        model=model, session=session, workspace=workspace, max_tokens=max_tokens, logs=logs
+    )
+    try:
+        if json_mode:
+            if message is not None:
+                _fail("--json reads messages from stdin; don't combine it with -m.", 2)
+            from picobot_tui.json_protocol import run_json
+
+            code = run_json(opts, yes=yes)
+        elif message is not None:
+            if not message.strip():
+                _fail("the message is empty.", 2)
+            from picobot_tui.headless import HeadlessFlags, run_message
+
+            flags = HeadlessFlags(stream=stream, show_tools=show_tools, markdown=markdown, yes=yes)
+            code = run_message(opts, flags, message)
+        else:
+            from picobot_tui.app import run_app
+
+            code = run_app(opts)
+    except RunError as e:
+        _fail(e.message, e.code)
+    except KeyboardInterrupt:
+        code = 130
+    raise typer.Exit(code)
+
+
+def _store():  # type: ignore[no-untyped-def]
+    from picobot_tui.config import ConfigError, load_settings
+    from picobot_tui.core.sessions import SessionStore
+
+    try:
+        settings, _ = load_settings()
+    except ConfigError as e:
+        _fail(str(e), 2)
+    return SessionStore(settings.sessions_dir)
+
+
+def _resolve(store, raw: str) -> str:  # type: ignore[no-untyped-def]
+    from picobot_tui.core.sessions import SessionError
+
+    try:
+        return store.resolve(raw)
+    except SessionError as e:
+        _fail(str(e), 2)
+    raise AssertionError
+
+
+@sessions_app.command("list")
+def sessions_list(
+    limit: Annotated[int, typer.Option(min=1, help="How many to show.")] = 50,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List sessions, newest first."""
+    import json
+    from dataclasses import asdict
+
+    infos = _store().list(limit=limit)
+    if json_out:
+        for info in infos:
+            typer.echo(json.dumps(asdict(info)))
+        return
+    if not infos:
+        typer.echo("No sessions yet. Start one with `picobot agent`.")
+        return
+    typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} TITLE")
+    for i in infos:
+        updated = i.updated[:19].replace("T", " ")
+        typer.echo(
+            f"{i.key:<34} {updated:<19} {i.message_count:>5}  {(i.model or '-'):<22.22} {i.title}"
+        )
+
+
+@sessions_app.command("search")
+def sessions_search(query: str, limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
+    """Find sessions whose title or messages contain QUERY."""
+    found = False
+    for info in _store().search(query, limit=limit):
+        found = True
+        typer.echo(f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {info.title}")
+    if not found:
+        typer.echo(f"No session mentions {query!r}.")
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_id: Annotated[str, typer.Argument(help="Session id or `latest`.")],
+) -> None:
+    """Print a session's transcript."""
+    store = _store()
+    typer.echo(store.export_markdown(_resolve(store, session_id)))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session_id: Annotated[str, typer.Argument(help="Session id or `latest`.")],
+    fmt: Annotated[str, typer.Option("--format", help="Export format (md).")] = "md",
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write to this file instead of stdout.")
+    ] = None,
+) -> None:
+    """Export a session (Markdown)."""
+    if fmt not in ("md", "markdown"):
+        _fail(f"unknown format {fmt!r}; supported: md", 2)
+    store = _store()
+    text = store.export_markdown(_resolve(store, session_id))
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}", err=True)
+
+
+@sessions_app.command("rename")
+def sessions_rename(session_id: str, title: str) -> None:
+    """Give a session a new title."""
+    store = _store()
+    store.rename(_resolve(store, session_id), title)
+
+
+@sessions_app.command("delete")
+def sessions_delete(
+    session_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Don't ask.")] = False,
+) -> None:
+    """Delete a session file."""
+    store = _store()
+    key = _resolve(store, session_id)
+    if not yes and not typer.confirm(f"Delete {key}?", err=True):
+        raise typer.Exit(1)
+    store.delete(key)
+
+
+@app.command()
+def onboard(
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite existing files without asking.")
+    ] = False,
+) -> None:
+    """Write a commented default config and the workspace templates."""
+    from picobot_tui.onboard import run_onboard
+
+    raise typer.Exit(run_onboard(force=force))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

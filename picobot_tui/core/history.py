@@ -1,0 +1,77 @@
+"""Turning stored session messages into a conversation a provider will accept.
+
+A session file can end in the middle of a tool round (the process was killed after the
+assistant asked for tools but before every result was written). Providers reject an assistant
+`tool_calls` message without a result for each call, and a `tool` message without its call,
+so both are repaired here before anything is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+PROVIDER_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+INTERRUPTED_RESULT = "Error: no result was recorded (picobot stopped before the tool finished)."
+
+Message = dict[str, Any]
+
+
+class _AppendableSession(Protocol):
+    messages: list[Message]
+
+    def append(self, message: Message) -> None: ...
+
+
+def to_provider(message: Message) -> Message:
+    """Only the keys a provider understands (drops ts, status, interrupted, ...)."""
+    return {k: v for k, v in message.items() if k in PROVIDER_KEYS}
+
+
+def _missing_result(call: Message) -> Message:
+    return {
+        "role": "tool",
+        "tool_call_id": call.get("id"),
+        "name": call.get("function", {}).get("name", ""),
+        "content": INTERRUPTED_RESULT,
+        "status": "cancelled",
+    }
+
+
+def repair(messages: list[Message]) -> list[Message]:
+    """Every call gets a result right after its assistant message; orphan results go."""
+    out: list[Message] = []
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        i += 1
+        role = msg.get("role")
+        if role == "tool":
+            continue  # reached only by an orphan: results are consumed below
+        if role not in {"user", "assistant", "system"}:
+            continue
+        out.append(msg)
+        calls = msg.get("tool_calls") or []
+        if role != "assistant" or not calls:
+            continue
+        results: dict[str, Message] = {}
+        while i < len(messages) and messages[i].get("role") == "tool":
+            results.setdefault(messages[i].get("tool_call_id"), messages[i])
+            i += 1
+        for call in calls:
+            out.append(results.get(call.get("id")) or _missing_result(call))
+    return out
+
+
+def heal_orphans(session: _AppendableSession) -> list[Message]:
+    """Append a result for each call left without one at the end of the session file, so
+    the file itself is consistent again; returns the repaired message list."""
+    msgs = session.messages
+    last = len(msgs) - 1
+    while last >= 0 and msgs[last].get("role") == "tool":
+        last -= 1
+    if last >= 0 and msgs[last].get("role") == "assistant" and msgs[last].get("tool_calls"):
+        answered = {m.get("tool_call_id") for m in msgs[last + 1 :]}
+        for call in msgs[last]["tool_calls"]:
+            if call.get("id") not in answered:
+                session.append(_missing_result(call))
+    return repair(list(session.messages))

@@ -1,0 +1,552 @@
+"""The ReAct loop: one user message in, a stream of typed events out.
+
+The loop never prints and never raises to its consumer: provider failures become `ErrorEvent`
+plus `TurnFinished(outcome="error")`. Every message is appended to the session as soon as it
+is complete, so a crash loses at most the message in flight, and cancellation records what is
+true (partial text marked interrupted, a "cancelled" result for every started tool call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from picobot_tui.config import Settings
+from picobot_tui.core import budget as budget_mod
+from picobot_tui.core.context import ContextBuilder
+from picobot_tui.core.events import (
+    ApprovalRequested,
+    BudgetChanged,
+    ErrorEvent,
+    Event,
+    HistoryCompressed,
+    Outcome,
+    Retrying,
+    StuckDetected,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans, to_provider
+from picobot_tui.core.model import (
+    LLMError,
+    ModelClient,
+    ModelRequest,
+    TextChunk,
+    ToolCallChunk,
+    UsageChunk,
+)
+from picobot_tui.core.sessions import Session, SessionStore
+from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
+from picobot_tui.core.tools.base import ToolError, ToolResult
+from picobot_tui.core.tools.registry import ToolRegistry
+from picobot_tui.core.tracing import ToolTrace, Tracer, TurnTrace
+
+Decision = Literal["allow", "allow_session", "deny"]
+STUCK_MESSAGE = (
+    "You appear stuck — you just called the same tool with the same arguments. "
+    "Try a different approach."
+)
+CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    preview: str
+
+
+ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
+
+
+@dataclass
+class _SessionState:
+    """What the loop keeps in memory per session between turns."""
+
+    history: list[dict[str, Any]]
+    estimator: budget_mod.TokenEstimator = field(default_factory=budget_mod.TokenEstimator)
+    allowed_tools: set[str] = field(default_factory=set)
+    cost: float | None = None
+    turns: int = 0
+    last_prompt_tokens: int = 0
+    last_completion_tokens: int = 0
+
+
+@dataclass
+class _Turn:
+    """Mutable bookkeeping of the turn in flight, used for clean cancellation."""
+
+    text: list[str] = field(default_factory=list)
+    open_calls: dict[str, str] = field(default_factory=dict)  # id -> name, no result yet
+    tool_traces: list[ToolTrace] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    retries: int = 0
+    llm_calls: int = 0
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def canonical_call(name: str, args: dict[str, Any] | str) -> str:
+    return json.dumps([name, args], sort_keys=True, separators=(",", ":"))
+
+
+class AgentLoop:
+    """Runs turns of the agent against a model client, a tool registry and a session."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        model: ModelClient,
+        store: SessionStore,
+        tools: ToolRegistry | None = None,
+        tracer: Tracer | None = None,
+        confirm: ConfirmFn | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        context: ContextBuilder | None = None,
+        model_name: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.defaults = settings.agents.defaults
+        self.model = model
+        self.store = store
+        self.tools = tools
+        self.tracer = tracer
+        self.confirm = confirm
+        self.sleep = sleep
+        self.model_name = model_name or self.defaults.model
+        self.context = context or ContextBuilder(
+            settings.workspace_path, tool_names=tools.names() if tools else []
+        )
+        self._states: dict[str, _SessionState] = {}
+
+    # -- session state -----------------------------------------------------------------
+    def _state(self, session: Session) -> _SessionState:
+        state = self._states.get(session.key)
+        if state is None:
+            repaired = heal_orphans(session)
+            history = budget_mod.bound_history(
+                [to_provider(m) for m in repaired], self.defaults.max_history_messages
+            )
+            state = _SessionState(history=history)
+            state.turns = sum(1 for m in session.messages if m.get("role") == "user")
+            self._states[session.key] = state
+        return state
+
+    def forget(self, session_key: str) -> None:
+        """Drop cached state (e.g. after /clear or when a session is closed)."""
+        self._states.pop(session_key, None)
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        return self.tools.schemas() if self.tools else []
+
+    def _fixed_tokens(self, system: str) -> int:
+        schemas = json.dumps(self._tool_schemas())
+        return budget_mod.estimate_text(system) + budget_mod.estimate_text(schemas)
+
+    def budget(self, session: Session) -> BudgetChanged:
+        """The current context estimate, e.g. for the gauge after a resume."""
+        state = self._state(session)
+        total = state.estimator.estimate(state.history, self._fixed_tokens(self.context.build()))
+        return self._budget_event(total)
+
+    def _budget_event(self, tokens: int) -> BudgetChanged:
+        budget = self.defaults.token_budget
+        return BudgetChanged(tokens, budget, int(budget * budget_mod.COMPRESS_AT))
+
+    def _compress(self, state: _SessionState, fixed: int) -> HistoryCompressed | None:
+        before = state.estimator.estimate(state.history, fixed)
+        cut = budget_mod.compress(state.history, self.defaults.token_budget, fixed)
+        if cut.dropped == 0:
+            return None
+        state.history = cut.messages
+        state.estimator.reset()
+        after = budget_mod.estimate_messages(state.history) + fixed
+        return HistoryCompressed(
+            dropped_messages=cut.dropped,
+            before_tokens=before,
+            after_tokens=after,
+            summary=(
+                f"dropped {cut.dropped} older messages from the context "
+                f"(~{before:,} → ~{after:,} tokens); the session file keeps them all"
+            ),
+        )
+
+    async def compact(self, session: Session) -> AsyncIterator[Event]:
+        """Compress the context now (the /compact command)."""
+        state = self._state(session)
+        fixed = self._fixed_tokens(self.context.build())
+        event = self._compress(state, fixed)
+        if event is not None:
+            yield event
+        yield self._budget_event(state.estimator.estimate(state.history, fixed))
+
+    # -- the turn ----------------------------------------------------------------------
+    def _record(self, session: Session, state: _SessionState, message: dict[str, Any]) -> None:
+        session.append(message)
+        state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
+
+    async def run_turn(self, session: Session, text: str) -> AsyncIterator[Event]:
+        """Process one user message; yields events until TurnFinished."""
+        state = self._state(session)
+        state.turns += 1
+        turn = _Turn()
+        started, t0 = _now_iso(), time.monotonic()
+        outcome: Outcome = "error"
+        content = ""
+        error: str | None = None
+        yield TurnStarted(session=session.key, turn=state.turns, model=self.model_name)
+        try:
+            self._record(session, state, {"role": "user", "content": text})
+            async for event in self._iterate(session, state, turn):
+                if isinstance(event, TurnFinished):
+                    outcome, content = event.outcome, event.content
+                    if outcome == "error":
+                        error = content
+                    break
+                yield event
+        except (asyncio.CancelledError, GeneratorExit) as exc:
+            outcome = "cancelled"
+            content = self._cancel_cleanup(session, state, turn)
+            self._trace(session, state, turn, started, t0, outcome, None)
+            if isinstance(exc, GeneratorExit):
+                raise
+            yield TurnFinished("cancelled", content, session.key, self._usage(state, turn))
+            return
+        self._trace(session, state, turn, started, t0, outcome, error)
+        yield TurnFinished(outcome, content, session.key, self._usage(state, turn))
+
+    def _usage(self, state: _SessionState, turn: _Turn) -> dict[str, Any]:
+        return {
+            "prompt_tokens": turn.prompt_tokens,
+            "completion_tokens": turn.completion_tokens,
+            "cost": turn.cost,
+            "session_cost": state.cost,
+        }
+
+    def _cancel_cleanup(self, session: Session, state: _SessionState, turn: _Turn) -> str:
+        partial = "".join(turn.text)
+        if turn.open_calls:
+            for call_id, name in list(turn.open_calls.items()):
+                self._record(
+                    session,
+                    state,
+                    {
+                        "role": "tool",
+                        "tool_call_id": call_id,
+                        "name": name,
+                        "content": CANCELLED_RESULT,
+                        "status": "cancelled",
+                    },
+                )
+                turn.tool_traces.append(ToolTrace(call_id, name, 0.0, False, "cancelled"))
+            turn.open_calls.clear()
+        elif partial:
+            self._record(
+                session, state, {"role": "assistant", "content": partial, "interrupted": True}
+            )
+        turn.text.clear()
+        return partial
+
+    def _trace(
+        self,
+        session: Session,
+        state: _SessionState,
+        turn: _Turn,
+        started: str,
+        t0: float,
+        outcome: str,
+        error: str | None,
+    ) -> None:
+        if self.tracer is None:
+            return
+        self.tracer.record(
+            TurnTrace(
+                session=session.key,
+                turn=state.turns,
+                model=self.model_name,
+                started=started,
+                ended=_now_iso(),
+                duration_ms=round((time.monotonic() - t0) * 1000, 1),
+                prompt_tokens=turn.prompt_tokens,
+                completion_tokens=turn.completion_tokens,
+                total_tokens=turn.prompt_tokens + turn.completion_tokens,
+                cost=turn.cost,
+                tool_calls=list(turn.tool_traces),
+                retries=turn.retries,
+                outcome=outcome,
+                error=error,
+                llm_calls=turn.llm_calls,
+            )
+        )
+
+    async def _iterate(
+        self, session: Session, state: _SessionState, turn: _Turn
+    ) -> AsyncIterator[Event]:
+        d = self.defaults
+        system = self.context.build()
+        fixed = self._fixed_tokens(system)
+        compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
+        last_call: str | None = None
+        iteration = 0
+        while True:
+            estimate = state.estimator.estimate(state.history, fixed)
+            if estimate >= compress_at:
+                compressed = self._compress(state, fixed)
+                if compressed is not None:
+                    yield compressed
+                    estimate = compressed.after_tokens
+            yield self._budget_event(estimate)
+            if estimate >= d.token_budget:
+                msg = (
+                    f"Stopped: the context (~{estimate:,} tokens) exceeds tokenBudget "
+                    f"({d.token_budget:,}) even after compression. Start a new session, or "
+                    "raise agents.defaults.tokenBudget."
+                )
+                self._record(session, state, {"role": "assistant", "content": msg})
+                yield TurnFinished("budget_exhausted", msg, session.key)
+                return
+            if iteration >= d.max_tool_iterations:
+                msg = (
+                    f"Stopped after {d.max_tool_iterations} tool iterations "
+                    "(agents.defaults.maxToolIterations). Send another message to continue."
+                )
+                self._record(session, state, {"role": "assistant", "content": msg})
+                yield TurnFinished("max_iterations", msg, session.key)
+                return
+            iteration += 1
+
+            messages = [{"role": "system", "content": system}, *state.history]
+            calls: list[dict[str, Any]] = []
+            failure: LLMError | None = None
+            async for event in self._call_model(messages, state, turn, calls):
+                if isinstance(event, ErrorEvent):
+                    failure = LLMError(event.message, kind=event.kind, transient=False)
+                yield event
+            if failure is not None:
+                partial = "".join(turn.text)
+                if partial:
+                    self._record(
+                        session,
+                        state,
+                        {"role": "assistant", "content": partial, "interrupted": True},
+                    )
+                    turn.text.clear()
+                yield TurnFinished("error", failure.message, session.key)
+                return
+
+            text = "".join(turn.text)
+            if not calls:
+                self._record(session, state, {"role": "assistant", "content": text})
+                turn.text.clear()
+                yield TurnFinished("final", text, session.key)
+                return
+
+            self._record(
+                session,
+                state,
+                {"role": "assistant", "content": text or None, "tool_calls": calls},
+            )
+            turn.text.clear()
+            turn.open_calls = {c["id"]: c["function"]["name"] for c in calls}
+            stuck: StuckDetected | None = None
+            for call in calls:
+                signature = None
+                async for event in self._run_tool(session, call, iteration, state, turn):
+                    if isinstance(event, ToolCallStarted):
+                        signature = canonical_call(event.name, event.arguments)
+                    yield event
+                if signature is not None and signature == last_call and stuck is None:
+                    fn = call["function"]
+                    stuck = StuckDetected(fn["name"], fn["arguments"], STUCK_MESSAGE)
+                last_call = signature
+            if stuck is not None:
+                self._record(session, state, {"role": "system", "content": STUCK_MESSAGE})
+                yield stuck
+
+    async def _call_model(
+        self,
+        messages: list[dict[str, Any]],
+        state: _SessionState,
+        turn: _Turn,
+        calls: list[dict[str, Any]],
+    ) -> AsyncIterator[Event]:
+        """One model call with retries. Fills `turn.text` and `calls`; yields an ErrorEvent
+        (and nothing after it) when the call finally fails."""
+        d = self.defaults
+        request = ModelRequest(
+            model=self.model_name,
+            messages=messages,
+            tools=self._tool_schemas(),
+            max_tokens=d.max_tokens,
+            temperature=d.temperature,
+        )
+        failures = 0
+        while True:
+            turn.text.clear()
+            acc = ToolCallAccumulator()
+            usage: UsageChunk | None = None
+            turn.llm_calls += 1
+            try:
+                async for chunk in self.model.stream(request):
+                    if isinstance(chunk, TextChunk):
+                        if chunk.text:
+                            turn.text.append(chunk.text)
+                            yield TextDelta(chunk.text)
+                    elif isinstance(chunk, ToolCallChunk):
+                        live = acc.add(chunk)
+                        if live is not None:
+                            yield ToolCallArgsDelta(*live)
+                    elif isinstance(chunk, UsageChunk):
+                        usage = chunk
+                break
+            except LLMError as e:
+                failures += 1
+                retries_left = failures <= d.max_retries
+                if e.transient and retries_left and failures < d.max_consecutive_failures:
+                    delay = (
+                        e.retry_after
+                        if e.retry_after is not None
+                        else (d.retry_backoff * (2 ** (failures - 1)))
+                    )
+                    turn.retries += 1
+                    yield Retrying(failures, d.max_retries, float(delay), e.kind, e.message)
+                    await self.sleep(delay)
+                    continue
+                message = e.message
+                if e.transient:
+                    message = f"{e.message} (gave up after {failures} failed attempts)"
+                yield ErrorEvent(message, e.kind, e.hint)
+                return
+        calls.extend(acc.calls())
+        self._account(messages, state, turn, usage)
+        yield UsageUpdated(
+            prompt_tokens=state.last_prompt_tokens,
+            completion_tokens=state.last_completion_tokens,
+            total_tokens=state.last_prompt_tokens + state.last_completion_tokens,
+            cost=usage.cost if usage else None,
+            session_cost=state.cost,
+            estimated=usage is None,
+        )
+
+    def _account(
+        self,
+        messages: list[dict[str, Any]],
+        state: _SessionState,
+        turn: _Turn,
+        usage: UsageChunk | None,
+    ) -> None:
+        if usage is not None:
+            prompt, completion = usage.prompt_tokens, usage.completion_tokens
+            # messages[0] is the system prompt; calibrate on the history part.
+            state.estimator.calibrate(state.history, prompt)
+            if usage.cost is not None:
+                turn.cost = (turn.cost or 0.0) + usage.cost
+                state.cost = (state.cost or 0.0) + usage.cost
+        else:
+            prompt = budget_mod.estimate_messages(messages)
+            completion = budget_mod.estimate_text("".join(turn.text))
+        state.last_prompt_tokens, state.last_completion_tokens = prompt, completion
+        turn.prompt_tokens += prompt
+        turn.completion_tokens += completion
+
+    async def _run_tool(
+        self,
+        session: Session,
+        call: dict[str, Any],
+        iteration: int,
+        state: _SessionState,
+        turn: _Turn,
+    ) -> AsyncIterator[Event]:
+        fn = call["function"]
+        call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
+        t0 = time.monotonic()
+        args: dict[str, Any] | None = None
+        result: ToolResult
+        try:
+            if self.tools is None:
+                raise ToolError(f"unknown tool {name!r}: no tools are available")
+            args = self.tools.parse_arguments(name, raw)
+        except ToolError as e:
+            result = ToolResult(False, f"Error: {e}", "error")
+        yield ToolCallStarted(
+            call_id,
+            name,
+            args if args is not None else raw,
+            iteration,
+            self.defaults.max_tool_iterations,
+        )
+        if args is not None and self.tools is not None:
+            decision = "allow"
+            if self.tools.is_mutating(name):
+                decision = await self._approve(call_id, name, args, state)
+                if isinstance(decision, ApprovalRequested):
+                    yield decision
+                    decision = await self._ask(decision, state)
+            if decision == "deny":
+                result = ToolResult(
+                    False, f"Denied: the user did not allow this {name} call.", "denied"
+                )
+            elif decision == "readonly":
+                result = ToolResult(
+                    False,
+                    f"Denied: tools.approval is 'readonly', so {name} may not run.",
+                    "denied",
+                )
+            else:
+                result = await self.tools.execute(name, args)
+        duration = round((time.monotonic() - t0) * 1000, 1)
+        turn.tool_traces.append(ToolTrace(call_id, name, duration, result.ok, result.status))
+        # Recorded before the event goes out, so a crash or cancel keeps every finished result.
+        self._record(
+            session,
+            state,
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "name": name,
+                "content": result.content,
+                "status": result.status,
+            },
+        )
+        turn.open_calls.pop(call_id, None)
+        yield ToolCallFinished(call_id, name, result.ok, duration, result.content, result.status)
+
+    async def _approve(
+        self, call_id: str, name: str, args: dict[str, Any], state: _SessionState
+    ) -> str | ApprovalRequested:
+        policy = self.settings.tools.approval
+        if policy == "auto":
+            return "allow"
+        if policy == "readonly":
+            return "readonly"
+        if name in self.settings.tools.always_allow or name in state.allowed_tools:
+            return "allow"
+        assert self.tools is not None
+        tool = self.tools.get(name)
+        preview = tool.preview(args, self.tools.ctx) if tool else json.dumps(args)
+        return ApprovalRequested(call_id, name, args, preview)
+
+    async def _ask(self, req: ApprovalRequested, state: _SessionState) -> str:
+        if self.confirm is None:
+            return "deny"
+        decision = await self.confirm(ApprovalRequest(req.id, req.name, req.arguments, req.preview))
+        if decision == "allow_session":
+            state.allowed_tools.add(req.name)
+            return "allow"
+        return "allow" if decision == "allow" else "deny"

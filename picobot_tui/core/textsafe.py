@@ -1,0 +1,28 @@
+"""Text that is safe to show in a terminal: no escape sequences, no stray control bytes."""
+
+from __future__ import annotations
+
+import re
+
+# CSI / OSC / other ESC sequences, then any remaining C0/C1 control except \t and \n.
+_ANSI_RE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS/SOS/PM/APC ... ST
+    r"|\x1b[@-Z\\-_]?"  # lone ESC or two-byte sequence
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Strip escape sequences and control characters (keeps \\n and \\t; \\r\\n -> \\n)."""
+    if not text:
+        return text
+    text = text.replace("\r\n", "\n")
+    return _CONTROL_RE.sub("", _ANSI_RE.sub("", text))
+
+
+def decode_output(data: bytes) -> str:
+    """Decode process output for display and for the model, never raising."""
+    return terminal_safe(data.decode("utf-8", errors="replace"))

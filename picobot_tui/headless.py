@@ -1,0 +1,201 @@
+"""`picobot agent -m`: one message, events rendered as text on stdout/stderr.
+
+The answer goes to stdout; progress, tools, notices and logs go to stderr, so
+`picobot agent -m ... > out.txt` captures just the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import IO, Any
+
+from picobot_tui.core.events import (
+    ApprovalRequested,
+    ErrorEvent,
+    Event,
+    HistoryCompressed,
+    Retrying,
+    StuckDetected,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from picobot_tui.core.loop import ApprovalRequest, Decision
+from picobot_tui.core.textsafe import terminal_safe
+from picobot_tui.run_context import RunOptions, open_run
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
+
+
+def _short(value: Any, limit: int = 100) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(terminal_safe(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class HeadlessFlags:
+    stream: bool = True
+    show_tools: bool = True
+    markdown: bool = False
+    yes: bool = False
+
+
+class TextRenderer:
+    """Renders the event stream as plain text (stdout) and notices (stderr)."""
+
+    def __init__(self, flags: HeadlessFlags, out: IO[str], err: IO[str]) -> None:
+        self.flags = flags
+        self.out = out
+        self.err = err
+        self.streamed = False
+        self.at_line_start = True
+
+    def _note(self, text: str) -> None:
+        # Keep the notice off the answer's line when both go to one terminal.
+        if self.streamed and not self.at_line_start and self.err.isatty() and self.out.isatty():
+            self.out.write("\n")
+            self.out.flush()
+            self.at_line_start = True
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def handle(self, event: Event) -> None:
+        f = self.flags
+        if isinstance(event, TextDelta):
+            if f.stream and not f.markdown:
+                text = terminal_safe(event.text)
+                self.out.write(text)
+                self.out.flush()
+                self.streamed = True
+                self.at_line_start = text.endswith("\n")
+        elif isinstance(event, ToolCallStarted) and f.show_tools:
+            self._note(f"→ {event.name} {_short(event.arguments)}")
+        elif isinstance(event, ToolCallFinished) and f.show_tools:
+            mark = {"ok": "✓", "denied": "⊘", "cancelled": "⊘"}.get(event.status, "✗")
+            self._note(
+                f"{mark} {event.name} {event.status} ({event.duration_ms:.0f} ms): "
+                f"{_short(event.result)}"
+            )
+        elif isinstance(event, Retrying):
+            self._note(
+                f"… {event.kind}: {_short(event.message, 200)} — retrying in "
+                f"{event.delay_s:.1f} s (attempt {event.attempt} of {event.max_retries})"
+            )
+            if self.streamed and not self.at_line_start:
+                self.out.write("\n")
+                self.at_line_start = True
+        elif isinstance(event, StuckDetected):
+            self._note(f"! stuck: {event.message}")
+        elif isinstance(event, HistoryCompressed):
+            self._note(f"… history compressed: {event.summary}")
+        elif isinstance(event, ErrorEvent):
+            self._note(f"error: {terminal_safe(event.message)}")
+            if event.hint:
+                self._note(f"hint: {terminal_safe(event.hint)}")
+        elif isinstance(event, TurnFinished):
+            self._finish(event)
+
+    def _finish(self, event: TurnFinished) -> None:
+        f = self.flags
+        if event.outcome in ("max_iterations", "budget_exhausted"):
+            self._note(f"stopped: {event.content}")
+            return
+        if event.outcome == "cancelled":
+            if self.streamed and not self.at_line_start:
+                self.out.write("\n")
+            self._note("interrupted.")
+            return
+        if event.outcome != "final":
+            return
+        if f.markdown:
+            from rich.console import Console
+            from rich.markdown import Markdown
+
+            Console(file=self.out, highlight=False).print(Markdown(event.content))
+        elif not self.streamed:
+            self.out.write(terminal_safe(event.content) + "\n")
+        elif not self.at_line_start:
+            self.out.write("\n")
+        self.out.flush()
+
+
+def tty_confirm(flags: HeadlessFlags, err: IO[str]) -> Callable[[ApprovalRequest], Any]:
+    """The headless approval policy: --yes, else a y/n prompt on a terminal, else refuse."""
+
+    async def confirm(req: ApprovalRequest) -> Decision:
+        if flags.yes:
+            return "allow"
+        if not sys.stdin.isatty():
+            err.write(
+                f"⊘ {req.name} refused: no terminal to ask for approval. "
+                "Pass --yes to allow commands and file changes, or set tools.approval.\n"
+            )
+            return "deny"
+        err.write(f"\n{req.name} wants to run:\n{terminal_safe(req.preview)}\n")
+        err.write("Allow? [y]es / [n]o / [s]ession (allow this tool until exit): ")
+        err.flush()
+        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+        if answer in ("s", "session"):
+            return "allow_session"
+        return "allow" if answer in ("y", "yes") else "deny"
+
+    return confirm
+
+
+def install_signal_handlers(task: asyncio.Task[Any], received: list[int]) -> None:
+    """SIGINT/SIGTERM cancel the turn so the loop can record a consistent session."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+
+        def handler(sig: int = sig) -> None:
+            if received:  # a second signal: stop waiting for clean-up
+                raise SystemExit(EXIT_INTERRUPTED if sig == signal.SIGINT else EXIT_TERMINATED)
+            received.append(sig)
+            task.cancel()
+
+        loop.add_signal_handler(sig, handler)
+
+
+def signal_exit(received: list[int]) -> int:
+    return EXIT_TERMINATED if received and received[0] == signal.SIGTERM else EXIT_INTERRUPTED
+
+
+async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
+    renderer = TextRenderer(flags, sys.stdout, sys.stderr)
+    received: list[int] = []
+    with open_run(opts, confirm=tty_confirm(flags, sys.stderr)) as run:
+        outcome = "error"
+
+        async def consume() -> None:
+            nonlocal outcome
+            async with aclosing(run.runtime.loop.run_turn(run.session, message)) as events:
+                async for event in events:
+                    if isinstance(event, ApprovalRequested):
+                        continue
+                    renderer.handle(event)
+                    if isinstance(event, TurnFinished):
+                        outcome = event.outcome
+
+        task = asyncio.current_task()
+        assert task is not None
+        install_signal_handlers(task, received)
+        try:
+            await consume()
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+        if received:
+            return signal_exit(received)
+        return OUTCOME_EXIT.get(outcome, EXIT_ERROR)
+
+
+def run_message(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
+    return asyncio.run(_run(opts, flags, message))

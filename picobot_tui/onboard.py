@@ -1,0 +1,82 @@
+"""`picobot onboard`: a commented default config and the workspace templates."""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from picobot_tui.config import Settings, config_path, picobot_home
+
+TEMPLATES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
+
+
+def _jsonc(model: BaseModel, indent: int = 1) -> str:
+    """The model's defaults as JSON with a `//` comment above each key (its docstring)."""
+    pad = "  " * indent
+    lines = ["{"]
+    fields = list(type(model).model_fields.items())
+    for i, (name, field) in enumerate(fields):
+        value: Any = getattr(model, name)
+        if field.description:
+            for doc_line in field.description.splitlines():
+                lines.append(f"{pad}// {doc_line.strip()}")
+        key = json.dumps(to_camel(name))
+        if isinstance(value, BaseModel):
+            rendered = _jsonc(value, indent + 1)
+        else:
+            dumped = type(model).model_validate(model).model_dump(mode="json")[name]
+            if dumped is None and name == "api_key":
+                dumped = ""
+            rendered = json.dumps(dumped)
+        comma = "," if i < len(fields) - 1 else ""
+        lines.append(f"{pad}{key}: {rendered}{comma}")
+    lines.append("  " * (indent - 1) + "}")
+    return "\n".join(lines)
+
+
+def default_config_text() -> str:
+    header = (
+        "// picobot configuration. Keys are camelCase (snake_case works too).\n"
+        "// Environment variables override it: PICOBOT_AGENTS__DEFAULTS__MODEL=...\n"
+    )
+    return header + _jsonc(Settings.model_construct()) + "\n"
+
+
+def _may_write(path: Path, force: bool) -> bool:
+    if not path.exists() or force:
+        return True
+    if not sys.stdin.isatty():
+        print(f"kept {path} (exists; pass --force to overwrite)")
+        return False
+    answer = input(f"{path} exists. Overwrite? [y/N] ").strip().lower()
+    return answer in ("y", "yes")
+
+
+def run_onboard(*, force: bool = False) -> int:
+    home = picobot_home()
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    cfg = config_path()
+    if _may_write(cfg, force):
+        cfg.write_text(default_config_text(), encoding="utf-8")
+        cfg.chmod(0o600)
+        print(f"wrote {cfg}")
+    workspace = home / "workspace"
+    for sub in ("", "kb", "skills"):
+        (workspace / sub).mkdir(parents=True, exist_ok=True)
+    source = resources.files("picobot_tui") / "templates"
+    for name in TEMPLATES:
+        dest = workspace / name
+        if _may_write(dest, force):
+            dest.write_text((source / name).read_text(encoding="utf-8"), encoding="utf-8")
+            print(f"wrote {dest}")
+    print(
+        "\nNext: put your key in the config (providers.openai.apiKey) or export "
+        "OPENAI_API_KEY, then run `picobot agent`. No key? Try `picobot agent --model demo`."
+    )
+    return 0

@@ -1,0 +1,95 @@
+"""What every `picobot agent` run does first: settings, logging, credentials, runtime and the
+session to work on. Problems come out as `RunError` with a user-facing message and an exit
+code, never as a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from picobot_tui.config import ConfigError, Settings, load_settings
+from picobot_tui.core.demo import DEMO_MODEL
+from picobot_tui.core.loop import ConfirmFn
+from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
+from picobot_tui.logs import setup_logging
+from picobot_tui.runtime import Runtime, build_runtime
+
+
+class RunError(Exception):
+    """A problem the user must fix; `code` is the process exit code."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class RunOptions:
+    model: str | None = None
+    session: str | None = None
+    workspace: Path | None = None
+    max_tokens: int | None = None
+    logs: bool = False
+
+
+@dataclass
+class Run:
+    settings: Settings
+    runtime: Runtime
+    session: Session
+    warnings: list[str]
+
+
+def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
+    try:
+        settings, warnings = load_settings()
+    except ConfigError as e:
+        raise RunError(str(e), 2) from None
+    if opts.max_tokens is not None:
+        if opts.max_tokens < 1:
+            raise RunError("--max-tokens must be a positive number of tokens.", 2)
+        settings.agents.defaults.max_tokens = opts.max_tokens
+    if opts.workspace is not None:
+        settings.agents.defaults.workspace = str(opts.workspace.expanduser().resolve())
+    return settings, warnings
+
+
+def credentials_problem(settings: Settings, model: str) -> str | None:
+    if model == DEMO_MODEL:
+        return None
+    from picobot_tui.core.llm import check_credentials
+
+    return check_credentials(settings, model)
+
+
+def open_session(runtime: Runtime, raw: str | None, model: str) -> Session:
+    store = runtime.store
+    try:
+        if raw is None:
+            return store.open(store.new_key("cli"), model=model, create=True)
+        key = store.resolve(raw)
+        return store.open(key, model=model, create=False)
+    except SessionNotFound as e:
+        raise RunError(f"{e} — `picobot sessions list` shows the sessions there are.", 2) from None
+    except SessionError as e:
+        raise RunError(str(e), 1) from None
+
+
+@contextmanager
+def open_run(opts: RunOptions, *, confirm: ConfirmFn | None = None) -> Iterator[Run]:
+    """Load everything a run needs; closes (unlocks) the session afterwards."""
+    settings, warnings = load_checked_settings(opts)
+    model = opts.model or settings.agents.defaults.model
+    runtime = build_runtime(settings, model=model, confirm=confirm)
+    setup_logging(settings.log_path, runtime.scrub, to_stderr=opts.logs)
+    problem = credentials_problem(settings, model)
+    if problem:
+        raise RunError(problem, 2)
+    session = open_session(runtime, opts.session, model)
+    try:
+        yield Run(settings, runtime, session, warnings)
+    finally:
+        session.close()

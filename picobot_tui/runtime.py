@@ -1,0 +1,66 @@
+"""Wiring shared by the front ends: settings -> store, tools, tracer, model client, loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from picobot_tui.config import Settings
+from picobot_tui.core.demo import DEMO_MODEL, DemoModel
+from picobot_tui.core.loop import AgentLoop, ConfirmFn
+from picobot_tui.core.model import ModelClient
+from picobot_tui.core.secrets import Scrubber
+from picobot_tui.core.sessions import SessionStore
+from picobot_tui.core.tools.base import ToolContext
+from picobot_tui.core.tools.registry import ToolRegistry, default_registry
+from picobot_tui.core.tracing import Tracer
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: SessionStore
+    loop: AgentLoop
+    model: ModelClient
+    tracer: Tracer
+    tools: ToolRegistry
+    scrub: Scrubber
+
+
+def make_model_client(settings: Settings, model: str) -> ModelClient:
+    """The demo model, or the lazy LiteLLM client (litellm is imported on first use)."""
+    if model == DEMO_MODEL:
+        return DemoModel()
+    from picobot_tui.core.llm import LiteLLMClient
+
+    return LiteLLMClient(settings)
+
+
+def build_runtime(
+    settings: Settings,
+    *,
+    model: str | None = None,
+    workspace: Path | None = None,
+    confirm: ConfirmFn | None = None,
+    model_client: ModelClient | None = None,
+) -> Runtime:
+    if workspace is not None:
+        settings.agents.defaults.workspace = str(workspace)
+    model_name = model or settings.agents.defaults.model
+    ws = settings.workspace_path
+    ws.mkdir(parents=True, exist_ok=True)
+    scrub = Scrubber(settings.secrets())
+    store = SessionStore(settings.sessions_dir)
+    tracer = Tracer(settings.traces_path, scrub=scrub)
+    tools = default_registry(ToolContext(workspace=ws, config=settings.tools), scrub=scrub)
+    client = model_client or make_model_client(settings, model_name)
+    loop = AgentLoop(
+        settings,
+        model=client,
+        store=store,
+        tools=tools,
+        tracer=tracer,
+        confirm=confirm,
+        model_name=model_name,
+    )
+    return Runtime(settings, store, loop, client, tracer, tools, scrub)
