@@ -1,0 +1,66 @@
+"""A session as a Markdown transcript: every message, tool call and tool result."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .session_files import SessionInfo, content_text
+
+_HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A code block that survives backticks inside `text`."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip(chr(10))}\n{ticks}"
+
+
+def _pretty_args(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        try:
+            return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+        except ValueError:
+            return arguments  # malformed arguments are shown as the model sent them
+    return json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+
+
+def render_markdown(info: SessionInfo, messages: list[dict[str, Any]]) -> str:
+    out = [
+        f"# {info.title or 'Untitled session'}",
+        "",
+        f"- **Session:** `{info.key}`",
+        f"- **Model:** {info.model or 'unknown'}",
+        f"- **Created:** {info.created}",
+        f"- **Updated:** {info.updated}",
+        f"- **Messages:** {info.message_count}",
+        "",
+    ]
+    tool_names: dict[str, str] = {}
+    for m in messages:
+        role = m.get("role", "")
+        heading = _HEADINGS.get(role, str(role).title())
+        if role == "tool":
+            call_id = m.get("tool_call_id") or ""
+            name = m.get("name") or tool_names.get(call_id, "")
+            heading += f": `{name}`" if name else ""
+            heading += f" (`{call_id}`)" if call_id else ""
+        ts = m.get("ts")
+        out += ["---", "", f"## {heading}" + (f" · {ts}" if ts else ""), ""]
+        text = content_text(m.get("content"))
+        if role in ("tool", "system"):
+            out += [fence(text), ""]
+        elif text:
+            out += [text.rstrip(), ""]
+        for call in m.get("tool_calls") or ():
+            fn = (call.get("function") if isinstance(call, dict) else None) or {}
+            name = fn.get("name") or "?"
+            call_id = call.get("id") or ""
+            tool_names[call_id] = name
+            label = f"**Tool call** `{name}`" + (f" (`{call_id}`)" if call_id else "")
+            out += [label, "", fence(_pretty_args(fn.get("arguments") or "{}"), "json"), ""]
+        if m.get("interrupted"):
+            out += ["*(interrupted)*", ""]
+    return "\n".join(out).rstrip() + "\n"

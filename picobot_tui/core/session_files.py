@@ -1,0 +1,233 @@
+"""Low-level pieces of the session store: keys, file names, private files, tolerant JSONL.
+
+Nothing here knows about the index or locking; `sessions.py` composes these.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+ROLES = frozenset({"user", "assistant", "tool", "system"})
+TITLE_MAX = 60
+
+# A channel never contains "_", so "<channel>_<id>.jsonl" maps back to exactly one key.
+_CHANNEL = r"[A-Za-z0-9][A-Za-z0-9-]{0,31}"
+_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_KEY_RE = re.compile(rf"({_CHANNEL}):({_ID})")
+_FILE_RE = re.compile(rf"({_CHANNEL})_({_ID})\.jsonl")
+
+
+@dataclass
+class SessionInfo:
+    key: str
+    title: str
+    created: str
+    updated: str
+    message_count: int
+    model: str | None
+
+
+class SessionError(Exception):
+    """Base of every session error. The message is shown to the user as is."""
+
+
+class SessionNotFound(SessionError):
+    pass
+
+
+class SessionLocked(SessionError):
+    pass
+
+
+# ---------------------------------------------------------------- keys and names
+
+
+def check_key(key: str) -> str:
+    """Return `key` if it is a well-formed "channel:id", else raise SessionError."""
+    if not _KEY_RE.fullmatch(key):
+        raise SessionError(
+            f"invalid session id {key!r}: use letters, digits, '.', '-' and '_' "
+            "(for example cli:1a2b3c4d-20250101-120000)"
+        )
+    return key
+
+
+def key_to_filename(key: str) -> str:
+    return check_key(key).replace(":", "_", 1) + ".jsonl"
+
+
+def filename_to_key(name: str) -> str | None:
+    """The key a session file name stands for, or None for any other file."""
+    m = _FILE_RE.fullmatch(name)
+    return f"{m.group(1)}:{m.group(2)}" if m else None
+
+
+def now_iso(clock: datetime | None = None) -> str:
+    """ISO 8601 UTC with microseconds and a "Z": sorts lexicographically = chronologically."""
+    t = (clock or datetime.now(UTC)).astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def make_title(content: Any) -> str:
+    """A one-line title from a message's content, cut to about TITLE_MAX characters."""
+    text = content_text(content)
+    text = " ".join(text.split())
+    if len(text) > TITLE_MAX:
+        text = text[: TITLE_MAX - 1].rstrip() + "…"
+    return text
+
+
+def content_text(content: Any) -> str:
+    """The text of an OpenAI content value: a string, None, or a list of parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    return str(content)
+
+
+# ---------------------------------------------------------------- private files
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create `path` (and missing parents) as 0700, and tighten `path` itself to 0700."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(d, 0o700)  # mkdir's mode is filtered by the umask
+    st = os.stat(path)
+    if stat.S_IMODE(st.st_mode) != 0o700 and st.st_uid == os.getuid():
+        os.chmod(path, 0o700)
+
+
+def open_private(path: Path, flags: int) -> int:
+    """os.open with mode 0600, fixing the mode of files made under a loose umask (or older)."""
+    fd = os.open(path, flags | os.O_CLOEXEC, 0o600)
+    try:
+        st = os.fstat(fd)
+        if stat.S_IMODE(st.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte (a regular file only writes short on a full disk or a signal)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def dumps_line(obj: dict[str, Any]) -> bytes:
+    """One JSON line, UTF-8 (searchable as raw bytes), ending in "\\n".
+
+    Lone surrogates can't be UTF-8 encoded; such a line falls back to ASCII escapes.
+    """
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=_json_default)
+        return text.encode("ascii") + b"\n"
+
+
+# ---------------------------------------------------------------- tolerant parsing
+
+
+@dataclass
+class ParsedSession:
+    """What a session file holds, with everything unreadable skipped and reported."""
+
+    meta: dict[str, Any] = field(default_factory=dict)  # header merged with later meta lines
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    last_ts: str | None = None  # "ts" of the last message or meta update
+    auto_title: str | None = None  # from the first user message
+    size: int = 0
+    ends_clean: bool = True  # empty, or ends with "\n"
+
+
+def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
+    """Parse a session file's bytes. Never raises: bad lines become warnings."""
+    out = ParsedSession(size=len(data), ends_clean=not data or data.endswith(b"\n"))
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with "\n"
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        _parse_line(out, raw, lineno, name)
+    if tail:
+        # The last write was cut short (crash, full disk): skip it, the next append fixes it.
+        out.warnings.append(f"skipped a torn last line ({len(tail)} bytes) in {name}")
+    return out
+
+
+def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        out.warnings.append(f"skipped line {lineno} of {name}: invalid UTF-8")
+        return
+    except ValueError:
+        out.warnings.append(f"skipped line {lineno} of {name}: not valid JSON")
+        return
+    if not isinstance(obj, dict):
+        out.warnings.append(f"skipped line {lineno} of {name}: not a JSON object")
+        return
+    ts = obj.get("ts")
+    if obj.get("_type") == "meta":
+        out.meta.update({k: v for k, v in obj.items() if k not in ("_type", "ts")})
+        if isinstance(ts, str):
+            out.last_ts = ts
+        return
+    if obj.get("role") not in ROLES:
+        out.warnings.append(f"skipped line {lineno} of {name}: not a chat message")
+        return
+    out.messages.append(obj)
+    if isinstance(ts, str):
+        out.last_ts = ts
+    if out.auto_title is None and obj["role"] == "user":
+        out.auto_title = make_title(obj.get("content")) or None
+
+
+def read_session_file(path: Path) -> ParsedSession:
+    """Read and parse a session file. OSError (missing, unreadable) propagates."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return parse_session_bytes(data, path.name)

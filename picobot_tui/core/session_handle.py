@@ -1,0 +1,175 @@
+"""An open session: the exclusive lock, an O_APPEND descriptor and the messages so far."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .session_files import (
+    ROLES,
+    ParsedSession,
+    SessionError,
+    SessionInfo,
+    make_title,
+    write_all,
+)
+
+if TYPE_CHECKING:
+    from .session_store import SessionStore
+
+TITLE_LIMIT = 200
+
+# Sessions open in this process, by path: a second open() gets a clear message, and
+# rename() of an open session goes through the holder so its in-memory info stays right.
+OPEN_SESSIONS: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
+
+
+def clean_title(title: str) -> str | None:
+    text = " ".join(str(title).split())[:TITLE_LIMIT]
+    return text or None
+
+
+class Session:
+    """An open session: holds the lock and an O_APPEND descriptor. Use as a context manager."""
+
+    key: str
+    path: Path
+    info: SessionInfo
+    messages: list[dict[str, Any]]
+    warnings: list[str]
+
+    def __init__(
+        self,
+        store: SessionStore,
+        key: str,
+        path: Path,
+        fd: int,
+        lock_fd: int,
+        parsed: ParsedSession,
+    ) -> None:
+        self._store = store
+        self._fd: int | None = fd
+        self._lock_fd: int | None = lock_fd
+        self._needs_newline = False
+        self.key = key
+        self.path = path
+        self.messages = parsed.messages
+        self.warnings = parsed.warnings
+        meta = parsed.meta
+        self._title: str | None = meta.get("title")
+        self._auto_title = parsed.auto_title
+        created = meta.get("created") or store._now()
+        self.info = SessionInfo(
+            key=key,
+            title=self._title or self._auto_title or "",
+            created=created,
+            updated=parsed.last_ts or created,
+            message_count=len(parsed.messages),
+            model=meta.get("model"),
+        )
+
+    # ------------------------------------------------------------ writing
+
+    def append(self, message: dict[str, Any]) -> None:
+        """Store one message: a single write of one JSON line. Adds "ts" when missing."""
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            raise ValueError(f"not a chat message (role must be one of {sorted(ROLES)})")
+        if "_type" in message:
+            raise ValueError('a message may not carry a "_type" key (reserved for metadata)')
+        now = self._store._now()
+        msg = dict(message)
+        msg.setdefault("ts", now)
+        self._write(self._store._encode(msg))
+        self.messages.append(msg)
+        self.info.message_count += 1
+        self.info.updated = now
+        entry: dict[str, Any] = {
+            "key": self.key,
+            "updated": now,
+            "message_count": self.info.message_count,
+        }
+        if self._auto_title is None and msg["role"] == "user":
+            self._auto_title = make_title(msg.get("content")) or None
+            if self._auto_title:
+                entry["auto_title"] = self._auto_title
+                if not self._title:
+                    self.info.title = self._auto_title
+        self._store._index.append(entry)
+
+    def set_title(self, title: str) -> None:
+        """Rename; an empty title goes back to the first user message."""
+        self._title = clean_title(title)
+        self._write(
+            self._store._encode({"_type": "meta", "title": self._title, "ts": self._store._now()})
+        )
+        self.info.title = self._title or self._auto_title or ""
+        self._store._index.append({"key": self.key, "title": self._title})
+
+    def _set_model(self, model: str) -> None:
+        self._write(
+            self._store._encode({"_type": "meta", "model": model, "ts": self._store._now()})
+        )
+        self.info.model = model
+
+    def _write(self, line: bytes) -> None:
+        if self._fd is None:
+            raise SessionError(f"session {self.key} is closed")
+        if self._needs_newline:
+            line = b"\n" + line  # a failed write may have left part of a line
+        try:
+            write_all(self._fd, line)
+        except OSError as e:
+            self._needs_newline = True
+            raise SessionError(
+                f"could not save to session {self.key} ({self.path}): {e.strerror or e}. "
+                "Free some disk space or check the directory's permissions."
+            ) from e
+        self._needs_newline = False
+
+    def _index_entry(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "created": self.info.created,
+            "model": self.info.model,
+            "title": self._title,
+            "auto_title": self._auto_title,
+            "updated": self.info.updated,
+            "message_count": self.info.message_count,
+        }
+
+    # ------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Release the lock. Safe to call twice."""
+        if OPEN_SESSIONS.get(str(self.path)) is self:
+            del OPEN_SESSIONS[str(self.path)]
+        fd, lock_fd = self._fd, self._lock_fd
+        self._fd = self._lock_fd = None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(lock_fd, 0)
+            with contextlib.suppress(OSError):
+                os.close(lock_fd)  # releases the flock
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.key} messages={self.info.message_count}>"

@@ -1,0 +1,223 @@
+"""The listing index: `sessions/index.jsonl`, an append-only cache of each session's summary.
+
+Each line is a partial entry `{"key": ..., <fields>}`; folding the file in order, later
+fields win per key, and `{"key": ..., "deleted": true}` drops the key. Partial entries let a
+rename in one process and appends in another never overwrite each other's fields.
+
+Fields: created, model, title (explicit rename or null), auto_title (first user message),
+updated, message_count.
+
+Writers append one small line with O_APPEND under a shared flock on `index.lock`. Compaction
+(fold, drop entries without a file, write a temp file, os.replace) takes that lock exclusively,
+so no append can land in the file being replaced. Readers take no lock: they see the old or the
+new file whole, and skip a half-written last line until it is complete. A compacted file starts
+with `{"_type": "header", "bytes": N, "live": L}` so a writer can tell cheaply when the file has
+grown past twice its live size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .session_files import dumps_line, filename_to_key, open_private, write_all
+
+log = logging.getLogger("picobot")
+
+INDEX_NAME = "index.jsonl"
+LOCK_NAME = "index.lock"
+COMPACT_MIN_BYTES = 64 * 1024  # below this, appends never trigger a compaction
+COMPACT_MIN_LINES = 32
+REQUIRED = ("created", "updated", "message_count")
+
+Entry = dict[str, Any]
+
+
+def is_complete(entry: Entry | None) -> bool:
+    return entry is not None and all(k in entry for k in REQUIRED)
+
+
+class SessionIndex:
+    def __init__(self, sessions_dir: Path, encode: Callable[[dict[str, Any]], bytes] = dumps_line):
+        self.dir = sessions_dir
+        self.path = sessions_dir / INDEX_NAME
+        self._lock_path = sessions_dir / LOCK_NAME
+        self._encode = encode
+        # Incremental read cache: the file identity, bytes consumed, the fold, lines seen.
+        self._ident: tuple[int, int] | None = None
+        self._offset = 0
+        self._entries: dict[str, Entry] = {}
+        self.lines = 0
+        self._mutex = threading.RLock()  # the TUI may list from a thread while the loop appends
+        self._head: tuple[int, int] | None = None  # (inode, compacted size from its header)
+
+    # ------------------------------------------------------------ reading
+
+    def read(self) -> dict[str, Entry] | None:
+        """The folded entries (do not mutate), or None when the index file does not exist.
+
+        Only the bytes appended since the last call are parsed, unless the file was replaced.
+        """
+        with self._mutex:
+            return self._read()
+
+    def _read(self) -> dict[str, Entry] | None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            self._reset()
+            return None
+        except OSError as e:
+            log.warning("could not read the session index %s: %s", self.path, e)
+            self._reset()
+            return None
+        try:
+            st = os.fstat(fd)
+            ident = (st.st_dev, st.st_ino)
+            if ident != self._ident or st.st_size < self._offset:
+                self._reset()
+                self._ident = ident
+            with os.fdopen(os.dup(fd), "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        finally:
+            os.close(fd)
+        end = data.rfind(b"\n") + 1  # a half-written last line waits for the next read
+        if end:
+            self._offset += end
+            self._fold(data[:end].split(b"\n"))
+        return self._entries
+
+    def _reset(self) -> None:
+        self._ident, self._offset, self._entries, self.lines = None, 0, {}, 0
+
+    def _fold(self, lines: Iterable[bytes]) -> None:
+        entries = self._entries
+        for raw in lines:
+            if not raw:
+                continue
+            self.lines += 1
+            try:
+                obj = json.loads(raw)
+            except ValueError:  # includes invalid UTF-8
+                continue
+            if not isinstance(obj, dict):
+                continue
+            key = obj.get("key")
+            if not isinstance(key, str):
+                continue  # the header line, or junk
+            if obj.get("deleted"):
+                entries.pop(key, None)
+            else:
+                entries.setdefault(key, {}).update(obj)
+
+    # ------------------------------------------------------------ writing
+
+    def append(self, entry: Entry) -> None:
+        """Append one partial entry. Never raises: the index is only a cache."""
+        st = self._append_lines([self._encode(entry)])
+        if (
+            st is not None
+            and st[1] > COMPACT_MIN_BYTES
+            and st[1] > 2 * self._compacted_bytes(st[0])
+        ):
+            self.compact()
+
+    def append_many(self, entries: Iterable[Entry]) -> None:
+        self._append_lines([self._encode(e) for e in entries])
+
+    def _append_lines(self, lines: list[bytes]) -> tuple[int, int] | None:
+        """Append under the shared lock; return the file's (inode, size) after it."""
+        try:
+            with self._locked(fcntl.LOCK_SH, wait=True):
+                fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                try:
+                    for line in lines:
+                        write_all(fd, line)
+                    st = os.fstat(fd)
+                    return st.st_ino, st.st_size
+                finally:
+                    os.close(fd)
+        except OSError as e:
+            log.warning("could not update the session index %s: %s", self.path, e)
+            return None
+
+    def _compacted_bytes(self, inode: int) -> int:
+        """The size the file had when last compacted, from its header line (0 if none)."""
+        if self._head is not None and self._head[0] == inode:
+            return self._head[1]
+        try:
+            with open(self.path, "rb") as f:
+                head = json.loads(f.readline(512))
+            size = int(head["bytes"]) if head.get("_type") == "header" else 0
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            size = 0
+        self._head = (inode, size)
+        return size
+
+    def compact(self, extra: dict[str, Entry] | None = None) -> bool:
+        """Rewrite the index as one full entry per live session (plus `extra`), atomically.
+
+        Returns False when another process holds the index lock (it will compact instead).
+        """
+        try:
+            with self._mutex, self._locked(fcntl.LOCK_EX, wait=False) as got:
+                if not got:
+                    return False
+                entries = dict(self._read() or {})
+                for key, e in (extra or {}).items():
+                    entries[key] = {**entries.get(key, {}), **e}
+                on_disk = self._keys_on_disk()
+                body = b"".join(self._encode(e) for k, e in entries.items() if k in on_disk)
+                live = sum(1 for k in entries if k in on_disk)
+                head = self._encode({"_type": "header", "version": 1, "live": live})
+                head = self._encode(
+                    {"_type": "header", "version": 1, "live": live, "bytes": len(head) + len(body)}
+                )
+                tmp = self.path.with_name(f".{INDEX_NAME}.{os.getpid()}.tmp")
+                fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                try:
+                    write_all(fd, head + body)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, self.path)
+                return True
+        except OSError as e:
+            log.warning("could not compact the session index %s: %s", self.path, e)
+            return False
+
+    def _keys_on_disk(self) -> set[str]:
+        keys = set()
+        for name in os.listdir(self.dir):
+            key = filename_to_key(name)
+            if key is not None:
+                keys.add(key)
+        return keys
+
+    @contextlib.contextmanager
+    def _locked(self, op: int, *, wait: bool):
+        """flock on index.lock. A shared wait gives up after ~1 s and proceeds unlocked:
+        a stuck compactor must never block a session append (the index is only a cache)."""
+        fd = open_private(self._lock_path, os.O_RDWR | os.O_CREAT)
+        try:
+            got = False
+            for _ in range(100 if wait else 1):
+                try:
+                    fcntl.flock(fd, op | fcntl.LOCK_NB)
+                    got = True
+                    break
+                except BlockingIOError:
+                    if wait:
+                        time.sleep(0.01)
+            yield got
+        finally:
+            os.close(fd)  # releases the flock

@@ -1,0 +1,379 @@
+"""SessionStore: ids, `latest`, open/lock, listing through the index, search, changes."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .session_export import render_markdown
+from .session_files import (
+    FORMAT_VERSION,
+    ParsedSession,
+    SessionError,
+    SessionInfo,
+    SessionLocked,
+    SessionNotFound,
+    check_key,
+    content_text,
+    dumps_line,
+    ensure_private_dir,
+    filename_to_key,
+    key_to_filename,
+    now_iso,
+    open_private,
+    parse_session_bytes,
+    read_session_file,
+)
+from .session_handle import OPEN_SESSIONS, Session
+from .session_index import SessionIndex, is_complete
+
+log = logging.getLogger("picobot")
+
+REBUILD_BULK = 32  # more discoveries than this at once: write a fresh index instead of appends
+
+
+def _to_info(key: str, e: dict[str, Any]) -> SessionInfo:
+    return SessionInfo(
+        key=key,
+        title=e.get("title") or e.get("auto_title") or "",
+        created=e.get("created") or "",
+        updated=e.get("updated") or e.get("created") or "",
+        message_count=int(e.get("message_count") or 0),
+        model=e.get("model"),
+    )
+
+
+class SessionStore:
+    def __init__(
+        self,
+        sessions_dir: Path,
+        *,
+        scrub: Callable[[str], str] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        """`scrub` masks secrets in every line written; `clock` is for tests."""
+        self.dir = Path(sessions_dir)
+        self._scrub = scrub
+        self._clock = clock
+        self._index = SessionIndex(self.dir, self._encode)
+        self._dir_ready = False
+
+    # ------------------------------------------------------------ keys
+
+    @staticmethod
+    def new_key(channel: str = "cli") -> str:
+        """A fresh id: "<channel>:<8 hex>-YYYYMMDD-HHMMSS" (UTC)."""
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        return check_key(f"{channel}:{secrets.token_hex(4)}-{stamp}")
+
+    @staticmethod
+    def normalize_key(raw: str) -> str:
+        """A bare id gets the "cli:" prefix; "chan:id" is kept. Raises SessionError if malformed."""
+        raw = raw.strip()
+        return check_key(raw if ":" in raw else f"cli:{raw}")
+
+    def resolve(self, raw: str) -> str:
+        """The key `raw` names: "latest", a key, a bare id, or a unique prefix of one."""
+        raw = raw.strip()
+        if raw.lower() == "latest":
+            newest = self.list(limit=1)
+            if not newest:
+                raise SessionNotFound(
+                    "there are no sessions yet, so there is no 'latest' to resume; "
+                    "start one with `picobot agent`"
+                )
+            return newest[0].key
+        key = self.normalize_key(raw)
+        if self.exists(key):
+            return key
+        matches = sorted(k for k in self._keys_on_disk() if k.startswith(key))
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
+            raise SessionNotFound(
+                f"{raw!r} matches {len(matches)} sessions ({shown}); give more of the id"
+            )
+        raise SessionNotFound(f"no session {key!r}; `picobot sessions list` shows the ids")
+
+    def exists(self, key: str) -> bool:
+        try:
+            return self._path(self.normalize_key(key)).is_file()
+        except SessionError:
+            return False
+
+    # ------------------------------------------------------------ open / read
+
+    def open(self, key: str, *, model: str | None = None, create: bool = True) -> Session:
+        """Open for appending, taking the session's exclusive lock (never waits)."""
+        key = self.normalize_key(key)
+        path = self._path(key)
+        if str(path) in OPEN_SESSIONS:
+            raise SessionLocked(f"session {key} is already open in this picobot process")
+        if not create and not path.is_file():
+            raise SessionNotFound(f"no session {key!r}; `picobot sessions list` shows the ids")
+        self._ensure_dir()
+        lock_fd = self._lock(key, path)
+        fd = None
+        try:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                if not create:
+                    raise SessionNotFound(f"no session {key!r}; it was just deleted") from None
+                data = b""
+            parsed = parse_session_bytes(data, path.name)
+            fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            session = Session(self, key, path, fd, lock_fd, parsed)
+            if not parsed.ends_clean:
+                session._needs_newline = True  # the torn tail stays on its own line
+            if not parsed.meta:
+                header = {
+                    "_type": "meta",
+                    "version": FORMAT_VERSION,
+                    "key": key,
+                    "created": session.info.created,
+                    "model": model,
+                    "title": None,
+                }
+                session._write(self._encode(header))
+                session.info.model = model
+            elif model is not None and model != session.info.model:
+                session._set_model(model)
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            os.close(lock_fd)
+            raise
+        OPEN_SESSIONS[str(path)] = session
+        self._index.append(session._index_entry())  # also repairs a stale entry
+        for w in parsed.warnings:
+            log.warning("%s", w)
+        return session
+
+    def load_messages(self, key: str) -> list[dict[str, Any]]:
+        """Every readable message, in order. Takes no lock; bad lines are logged and skipped."""
+        parsed = self._read(self.normalize_key(key))
+        for w in parsed.warnings:
+            log.warning("%s", w)
+        return parsed.messages
+
+    def info(self, key: str) -> SessionInfo:
+        key = self.normalize_key(key)
+        if not self._path(key).is_file():
+            raise SessionNotFound(f"no session {key!r}; `picobot sessions list` shows the ids")
+        entry = (self._index.read() or {}).get(key)
+        if not is_complete(entry):
+            entry = self._scan(key)
+            self._index.append(entry)
+        return _to_info(key, entry)
+
+    # ------------------------------------------------------------ listing and search
+
+    def list(self, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
+        """Sessions, most recently updated first. Reads the index, not the session files."""
+        entries = self._live_entries()
+        ranked = sorted(
+            entries.items(),
+            key=lambda kv: (kv[1].get("updated") or "", kv[1].get("created") or "", kv[0]),
+            reverse=True,
+        )
+        end = None if limit is None else offset + limit
+        return [_to_info(k, e) for k, e in ranked[offset:end]]
+
+    def search(self, query: str, limit: int = 50) -> Iterator[SessionInfo]:
+        """Sessions whose title or any message matches `query` (case-insensitive), newest
+        first, yielded as they are found."""
+        q = query.strip().lower()
+        if limit <= 0:
+            return
+        found = 0
+        for info in self.list():
+            if not q or q in info.title.lower() or self._file_matches(info.key, q):
+                yield info
+                found += 1
+                if found >= limit:
+                    return
+
+    def _file_matches(self, key: str, q: str) -> bool:
+        try:
+            with open(self._path(key), "rb") as f:
+                data = f.read()
+        except OSError:
+            return False
+        # Cheap rejection on raw bytes: lines are UTF-8 JSON, so text without characters
+        # that JSON escapes appears verbatim. Other queries go straight to parsing.
+        if not any(c in q for c in '"\\') and all(c >= " " for c in q):
+            if q.isascii():
+                if q.encode() not in data.lower():
+                    return False
+            elif q not in data.decode("utf-8", "replace").lower():
+                return False
+        return any(q in _searchable(m).lower() for m in parse_session_bytes(data, key).messages)
+
+    # ------------------------------------------------------------ changes
+
+    def rename(self, key: str, title: str) -> None:
+        key = self.normalize_key(key)
+        path = self._path(key)
+        holder = OPEN_SESSIONS.get(str(path))
+        if holder is not None:
+            holder.set_title(title)
+            return
+        with self._held(key) as session:
+            session.set_title(title)
+
+    def delete(self, key: str) -> None:
+        key = self.normalize_key(key)
+        path = self._path(key)
+        if str(path) in OPEN_SESSIONS:
+            raise SessionLocked(f"session {key} is open in this picobot process; close it first")
+        if not path.is_file():
+            raise SessionNotFound(f"no session {key!r}; `picobot sessions list` shows the ids")
+        lock_fd = self._lock(key, path)
+        try:
+            path.unlink(missing_ok=True)
+            self._lock_path(path).unlink(missing_ok=True)
+        finally:
+            os.close(lock_fd)
+        self._index.append({"key": key, "deleted": True})
+
+    def export_markdown(self, key: str) -> str:
+        key = self.normalize_key(key)
+        parsed = self._read(key)
+        return render_markdown(self.info(key), parsed.messages)
+
+    # ------------------------------------------------------------ internals
+
+    def _now(self) -> str:
+        return now_iso(self._clock() if self._clock else None)
+
+    def _encode(self, obj: dict[str, Any]) -> bytes:
+        line = dumps_line(obj)
+        if self._scrub is not None:
+            line = self._scrub(line.decode("utf-8")).encode("utf-8")
+        return line
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key_to_filename(key)
+
+    @staticmethod
+    def _lock_path(path: Path) -> Path:
+        return path.with_name(path.name + ".lock")
+
+    def _ensure_dir(self) -> None:
+        if not self._dir_ready:
+            try:
+                ensure_private_dir(self.dir)
+            except OSError as e:
+                raise SessionError(f"cannot create the sessions directory {self.dir}: {e}") from e
+            self._dir_ready = True
+
+    def _lock(self, key: str, path: Path) -> int:
+        """Take the session's flock (non-blocking) and record our pid; return the lock fd."""
+        lock_path = self._lock_path(path)
+        while True:
+            try:
+                fd = open_private(lock_path, os.O_RDWR | os.O_CREAT)
+            except OSError as e:
+                raise SessionError(f"cannot create the lock file {lock_path}: {e}") from e
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise SessionLocked(
+                    f"session {key} is in use by another picobot process (pid {pid}); "
+                    "finish there, or start a new session"
+                ) from None
+            # delete() may have unlinked the lock file between our open and flock.
+            try:
+                same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                return fd
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def _held(self, key: str) -> Iterator[Session]:
+        session = self.open(key, create=False)
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def _read(self, key: str) -> ParsedSession:
+        try:
+            return read_session_file(self._path(key))
+        except FileNotFoundError:
+            raise SessionNotFound(
+                f"no session {key!r}; `picobot sessions list` shows the ids"
+            ) from None
+        except OSError as e:
+            raise SessionError(f"cannot read session {key}: {e}") from e
+
+    def _keys_on_disk(self) -> set[str]:
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return set()
+        return {k for k in map(filename_to_key, names) if k is not None}
+
+    def _scan(self, key: str) -> dict[str, Any]:
+        """A full index entry from the session file itself."""
+        path = self._path(key)
+        try:
+            parsed = read_session_file(path)
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            parsed, mtime = ParsedSession(), 0.0
+        created = parsed.meta.get("created") or now_iso(datetime.fromtimestamp(mtime, UTC))
+        return {
+            "key": key,
+            "created": created,
+            "model": parsed.meta.get("model"),
+            "title": parsed.meta.get("title"),
+            "auto_title": parsed.auto_title,
+            "updated": parsed.last_ts or created,
+            "message_count": len(parsed.messages),
+        }
+
+    def _live_entries(self) -> dict[str, dict[str, Any]]:
+        """Index entries for exactly the session files on disk, repairing the index."""
+        on_disk = self._keys_on_disk()
+        indexed = self._index.read()
+        view = dict(indexed or {})
+        missing = [k for k in on_disk if not is_complete(view.get(k))]
+        scanned = {k: self._scan(k) for k in missing}
+        view.update(scanned)
+        stale = len(view) - len(on_disk)
+        if on_disk and (indexed is None or len(scanned) > REBUILD_BULK):
+            self._ensure_dir()
+            if not self._index.compact(scanned):
+                self._index.append_many(scanned.values())
+        elif scanned:
+            self._index.append_many(scanned.values())
+        elif stale > 0 or self._index.lines > 2 * len(on_disk) + 32:
+            self._index.compact()
+        return {k: e for k, e in view.items() if k in on_disk}
+
+
+def _searchable(m: dict[str, Any]) -> str:
+    parts = [content_text(m.get("content"))]
+    for call in m.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            parts.append(str(fn.get("name") or ""))
+            parts.append(str(fn.get("arguments") or ""))
+    return "\n".join(parts)

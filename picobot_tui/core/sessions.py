@@ -1,0 +1,32 @@
+"""Append-only JSONL sessions: ids, `latest`, locking, a listing index, search, export.
+
+On disk, in the sessions directory (0700), one file per session (0600):
+
+    cli_1a2b3c4d-20250101-120000.jsonl
+      {"_type":"meta","version":1,"key":"cli:…","created":"…Z","model":"…","title":null}
+      {"role":"user","content":"hi","ts":"…Z"}            one line per message, as appended
+      {"_type":"meta","title":"Renamed","ts":"…Z"}         later metadata changes, appended
+    cli_1a2b3c4d-20250101-120000.jsonl.lock              flock + holder's pid
+    index.jsonl, index.lock                              the listing cache (session_index.py)
+
+The session file is the truth; the index is a cache that `list()` repairs (files missing from
+it are scanned, entries without a file dropped) and rebuilds when it is gone.
+
+Modules: session_files (keys, private files, tolerant JSONL), session_index (the cache),
+session_handle (Session), session_store (SessionStore), session_export (Markdown).
+"""
+
+from __future__ import annotations
+
+from .session_files import SessionError, SessionInfo, SessionLocked, SessionNotFound
+from .session_handle import Session
+from .session_store import SessionStore
+
+__all__ = [
+    "Session",
+    "SessionError",
+    "SessionInfo",
+    "SessionLocked",
+    "SessionNotFound",
+    "SessionStore",
+]
