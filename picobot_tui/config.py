@@ -148,7 +148,9 @@ class UiConfig(Section):
     theme: str = "textual-dark"
     """Textual theme name."""
     show_timeline: bool = True
+    """Show the tool-call timeline pane at start (ctrl+t toggles it)."""
     show_gauge: bool = True
+    """Show the token-budget gauge at start (ctrl+b toggles it)."""
 
 
 def picobot_home() -> Path:
