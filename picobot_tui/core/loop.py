@@ -538,9 +538,7 @@ class AgentLoop:
         if name in self.settings.tools.always_allow or name in state.allowed_tools:
             return "allow"
         assert self.tools is not None
-        tool = self.tools.get(name)
-        preview = tool.preview(args, self.tools.ctx) if tool else json.dumps(args)
-        return ApprovalRequested(call_id, name, args, preview)
+        return ApprovalRequested(call_id, name, args, self.tools.preview(name, args))
 
     async def _ask(self, req: ApprovalRequested, state: _SessionState) -> str:
         if self.confirm is None:

@@ -1,0 +1,86 @@
+"""Fixtures for driving the installed `picobot` console script against the local server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.openai_server import OpenAITestServer
+
+SECRET = "sk-test-SECRETVALUE-1234567890"
+
+
+def picobot_exe() -> list[str]:
+    exe = shutil.which("picobot")
+    return [exe] if exe else [sys.executable, "-m", "picobot_tui"]
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def llm_server(server: OpenAITestServer) -> Iterator[OpenAITestServer]:
+    """The shared server, with an empty script and request log for this test."""
+    server.script([])
+    server.clear()
+    yield server
+    server.script([])
+
+
+@pytest.fixture
+def configured_home(picobot_home: Path, llm_server: OpenAITestServer) -> Path:
+    """A ~/.picobot whose config points openai/ models at the local test server."""
+    config = {
+        "agents": {"defaults": {"model": "openai/test-model", "retryBackoff": 0.05}},
+        "providers": {"openai": {"apiKey": SECRET, "apiBase": llm_server.url}},
+    }
+    (picobot_home / "config.json").write_text(json.dumps(config))
+    return picobot_home
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PICOBOT_") and not k.endswith("_API_KEY")
+    }
+    env.update(PICOBOT_HOME=str(home), LITELLM_LOCAL_MODEL_COST_MAP="True", **extra)
+    return env
+
+
+def run_cli(
+    home: Path, *args: str, input: str | None = None, timeout: float = 90, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*picobot_exe(), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=cli_env(home, **env),
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
+
+
+def session_files(home: Path) -> list[Path]:
+    return sorted(p for p in (home / "sessions").glob("*_*.jsonl"))
+
+
+def read_messages(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text().splitlines():
+        data = json.loads(line)
+        if data.get("_type") != "meta":
+            out.append(data)
+    return out
