@@ -41,14 +41,23 @@ class Tool(ABC):
     """True when the tool changes files or runs commands: it passes through approval."""
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        """What an approval prompt shows (a command, a diff). Default: the arguments."""
+        """What an approval prompt shows (a command, a diff). Default: the arguments.
+
+        May raise ToolError (e.g. a path outside the workspace); ToolRegistry.preview turns
+        that into text, so callers should go through the registry.
+        """
         import json
 
         return json.dumps(args, indent=2, ensure_ascii=False)
 
     @abstractmethod
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        """Do the work; raise ToolError for an expected failure."""
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str | ToolResult:
+        """Do the work; raise ToolError for an expected failure.
+
+        Return the text the model sees, or a ToolResult when the outcome is a failure that
+        still has useful content (e.g. a command's non-zero exit). `args` were validated
+        against `parameters` by the registry before this is called.
+        """
 
     def schema(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,78 @@
+"""write_file: create or replace a whole file (atomically)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
+from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
+from picobot_tui.core.tools.text import atomic_write, encode_utf8, unified_diff
+
+
+class WriteFileTool(Tool):
+    name = "write_file"
+    description = (
+        "Create a file or replace its whole content. Parent directories are created. "
+        "To change part of an existing file, prefer edit_file."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "File path, relative to the workspace (or absolute inside it).",
+            },
+            "content": {"type": "string", "description": "The complete new file content."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+    mutating = True
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        path = resolve_in_workspace(args["path"], ctx)
+        shown = display_path(path, ctx)
+        content = args["content"]
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory")
+        if not path.exists():
+            n = len(content.splitlines())
+            return f"new file: {shown} ({n} lines)\n" + unified_diff("", content, shown)
+        old = read_text_or_none(path)
+        if old is None:
+            return f"replace binary file {shown} with {len(content.splitlines())} lines of text"
+        return unified_diff(old, content, shown)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        path = resolve_in_workspace(args["path"], ctx)
+        data = encode_utf8(args["content"])
+        return await asyncio.to_thread(_write, path, display_path(path, ctx), data)
+
+
+def read_text_or_none(path: Path) -> str | None:
+    """The file's text, or None when it is not UTF-8 text."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _write(path: Path, shown: str, data: bytes) -> str:
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; give a file path")
+    existed = path.exists()
+    if existed and not path.is_file():
+        raise ToolError(f"{shown} is not a regular file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    except NotADirectoryError:
+        raise ToolError(f"cannot create {shown}: a parent of it is a file") from None
+    except OSError as e:
+        raise ToolError(f"cannot write {shown}: {e.strerror or e}") from None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    verb = "overwrote" if existed else "created"
+    return f"{verb} {shown} ({lines} lines, {len(data)} bytes)"
