@@ -1,0 +1,467 @@
+"""The full-screen app: composes the panes and runs the agent loop in a worker.
+
+Data flow (Textual's rule, messages up and attributes down): the turn runs in an exclusive
+async worker that iterates `runtime.loop.run_turn()` and hands each event to the EventRouter,
+which calls the panes' small APIs. Panes post messages (Submitted, Selected, CopyRequested) up
+to the app. Neither this module nor the widgets import litellm: the model client is warmed in
+a thread worker after the first frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from contextlib import aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import Worker, WorkerState
+
+import picobot_tui.styles
+from picobot_tui.config import Settings
+from picobot_tui.tui_commands import SLASH_COMMANDS, parse_slash, system_commands
+from picobot_tui.tui_router import EventRouter
+from picobot_tui.tui_sessions import SessionSwitcher
+from picobot_tui.widgets.approval import ApprovalScreen
+from picobot_tui.widgets.blocks import Block, code_blocks
+from picobot_tui.widgets.budget_gauge import BudgetGauge
+from picobot_tui.widgets.conversation import ConversationPane
+from picobot_tui.widgets.prompt import PromptArea
+from picobot_tui.widgets.status_bar import StatusBar
+from picobot_tui.widgets.tool_timeline import ToolTimeline
+
+if TYPE_CHECKING:
+    from picobot_tui.core.loop import ApprovalRequest
+    from picobot_tui.core.model import ModelClient
+    from picobot_tui.runtime import Runtime
+
+log = logging.getLogger("picobot")
+
+STYLES = Path(picobot_tui.styles.__file__).parent
+
+
+class PicobotApp(App[int]):
+    """picobot's TUI."""
+
+    TITLE = "picobot"
+    CSS_PATH = STYLES / "app.tcss"
+    AUTO_FOCUS = "#prompt-input"
+    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS: ClassVar = [
+        Binding("ctrl+s", "sessions", "Sessions"),
+        Binding("ctrl+n", "new_session", "New"),
+        Binding("ctrl+t", "toggle_timeline", "Timeline"),
+        Binding("ctrl+b", "toggle_gauge", "Gauge"),
+        Binding("escape", "interrupt", "Interrupt"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        model: str | None = None,
+        session: str | None = None,
+        workspace: Path | None = None,
+        model_client: ModelClient | None = None,
+        runtime: Runtime | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        deterministic: bool = False,
+    ) -> None:
+        """`deterministic` (tests, screenshots): no cursor blink, no live timers, no
+        throttling of streamed text."""
+        super().__init__()
+        self.settings = settings
+        self._model = model
+        self._session_arg = session
+        self._workspace = workspace
+        self._model_client = model_client
+        self.runtime: Runtime | None = runtime
+        self.clock = clock
+        self.deterministic = deterministic
+        self.queue: list[str] = []
+        self.busy = False
+        self._interrupted = False
+        self.sessions: SessionSwitcher
+        self.router: EventRouter
+
+    # -- layout ------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+        with Horizontal(id="body"):
+            yield ConversationPane(
+                id="conversation", stream_interval=0 if self.deterministic else 0.08
+            )
+            with Vertical(id="side"):
+                yield BudgetGauge(id="gauge")
+                yield ToolTimeline(id="timeline", clock=self.clock, live=not self.deterministic)
+        yield PromptArea(SLASH_COMMANDS, cursor_blink=not self.deterministic, id="prompt")
+        yield Footer()
+
+    @property
+    def conversation(self) -> ConversationPane:
+        return self.query_one(ConversationPane)
+
+    @property
+    def timeline(self) -> ToolTimeline:
+        return self.query_one(ToolTimeline)
+
+    @property
+    def gauge(self) -> BudgetGauge:
+        return self.query_one(BudgetGauge)
+
+    @property
+    def prompt(self) -> PromptArea:
+        return self.query_one(PromptArea)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def main_screen(self) -> Screen:
+        return self.screen_stack[0]
+
+    async def on_mount(self) -> None:
+        ui = self.settings.ui
+        if ui.theme in self.available_themes:
+            self.theme = ui.theme
+        self.main_screen.set_class(not ui.show_timeline, "-hide-timeline")
+        self.main_screen.set_class(not ui.show_gauge, "-hide-gauge")
+        if self.runtime is None:
+            from picobot_tui.runtime import build_runtime
+
+            self.runtime = build_runtime(
+                self.settings,
+                model=self._model,
+                workspace=self._workspace,
+                confirm=self.confirm,
+                model_client=self._model_client,
+            )
+        else:
+            self.runtime.loop.confirm = self.confirm
+        if not self.deterministic:
+            from picobot_tui.logs import setup_logging
+
+            setup_logging(self.settings.log_path, self.runtime.scrub, to_stderr=False)
+        self.router = EventRouter(
+            self.conversation, self.timeline, self.gauge, self.status, ring=self.ring
+        )
+        self.sessions = SessionSwitcher(self, self.runtime)
+        self.status.model = self.runtime.loop.model_name
+        self.gauge.set_budget(0, self.settings.agents.defaults.token_budget, 0)
+        await self.sessions.start(self._session_arg)
+        self.warm_model()
+
+    def sessions_close(self) -> None:
+        """Release the open session's lock (after the app has exited)."""
+        if hasattr(self, "sessions"):
+            self.sessions.close()
+
+    def on_resize(self) -> None:
+        self.status.show_budget = self.size.width < 100 or not self.settings.ui.show_gauge
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def warm_model(self) -> None:
+        """Import and prepare the model client off the UI thread (after the first frame)."""
+        assert self.runtime is not None
+        warm = getattr(self.runtime.model, "warm", None)
+        if callable(warm):
+            try:
+                warm()
+            except Exception as e:  # a failed warm-up shows on the first real call
+                log.warning("model warm-up failed: %s", e)
+        if self._model_client is None:
+            try:
+                from picobot_tui.run_context import credentials_problem
+
+                problem = credentials_problem(self.settings, self.runtime.loop.model_name)
+            except Exception as e:
+                problem = None
+                log.warning("credentials check failed: %s", e)
+            if problem:
+                self.call_from_thread(self.conversation.add_notice, "error", problem)
+
+    # -- sending and the turn worker ---------------------------------------------------
+    async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
+        slash = parse_slash(message.text)
+        if slash is not None:
+            await self.run_slash(*slash)
+        elif self.busy:
+            self.queue.append(message.text)
+            self.prompt.set_queue(self.queue)
+        else:
+            await self.send(message.text)
+
+    async def send(self, text: str) -> None:
+        session = self.sessions.ensure_open()
+        if session is None:
+            return
+        self.busy = True
+        self._interrupted = False
+        await self.conversation.add_user(text)
+        self.router.state = "thinking"
+        self.run_turn(text)
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_turn(self, text: str) -> None:
+        assert self.runtime is not None and self.sessions.session is not None
+        events = self.runtime.loop.run_turn(self.sessions.session, text)
+        await self._consume(events)
+
+    async def _consume(self, events: Any) -> None:
+        try:
+            async with aclosing(events) as stream:
+                async for event in stream:
+                    await self.router.apply(event)
+        except asyncio.CancelledError:
+            await self.router.finish_turn("cancelled")
+            raise
+        except Exception as e:  # the loop never raises; the app must survive if it does
+            log.exception("turn failed")
+            await self.conversation.add_notice("error", f"internal error: {e}")
+            await self.router.finish_turn("error")
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "agent" or event.state not in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            return
+        self.busy = False
+        if self.router.state != "idle":
+            await self.router.finish_turn("cancelled" if self._interrupted else "error")
+        if self._interrupted or self.router.last_outcome == "cancelled":
+            if self.queue:  # give queued messages back for editing rather than sending them
+                pending = "\n\n".join(self.queue)
+                current = self.prompt.text
+                self.prompt.text = pending + (("\n\n" + current) if current.strip() else "")
+                self.queue.clear()
+                self.prompt.set_queue(self.queue)
+        elif self.queue:
+            text = self.queue.pop(0)
+            self.prompt.set_queue(self.queue)
+            await self.send(text)
+
+    def action_interrupt(self) -> None:
+        if self.busy:
+            self._interrupted = True
+            self.workers.cancel_group(self, "agent")
+
+    async def wait_idle(self) -> None:
+        """Wait for the running turn (if any) to end."""
+        for worker in list(self.workers):
+            if worker.group == "agent" and not worker.is_finished:
+                await worker.wait()
+
+    async def action_quit(self) -> None:
+        if self.busy:
+            self.action_interrupt()
+            await self.wait_idle()
+        self.exit(0)
+
+    # -- approval ----------------------------------------------------------------------
+    async def confirm(self, request: ApprovalRequest) -> str:
+        """The loop's `confirm`: a modal, resolved through a future."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def done(result: str | None) -> None:
+            if not future.done():
+                future.set_result(result or "deny")
+
+        screen = ApprovalScreen(
+            request.id,
+            request.name,
+            request.arguments,
+            request.preview,
+            dark=self.current_theme.dark,
+        )
+        self.push_screen(screen, done)
+        try:
+            decision = await future
+        except asyncio.CancelledError:
+            if screen.is_attached and self.screen is screen:
+                screen.dismiss(None)
+            raise
+        if decision == "always":
+            self._always_allow(request.name)
+            decision = "allow_session"
+        self.router.state = "running tool" if decision != "deny" else "thinking"
+        return decision
+
+    def _always_allow(self, tool: str) -> None:
+        from picobot_tui.tui_config import persist_always_allow
+
+        if tool not in self.settings.tools.always_allow:
+            self.settings.tools.always_allow.append(tool)
+        try:
+            path = persist_always_allow(tool)
+        except (OSError, ValueError) as e:
+            self.notify(f"Could not save to config.json: {e}", severity="error")
+        else:
+            self.notify(f"{tool} is now always allowed (saved to {path})")
+
+    def ring(self) -> None:
+        mode = self.settings.ui.bell
+        if mode == "always" or (mode == "unfocused" and not self.app_focus):
+            self.bell()
+
+    # -- pane messages -----------------------------------------------------------------
+    def on_tool_timeline_selected(self, message: ToolTimeline.Selected) -> None:
+        self.conversation.show_call(message.call_id)
+
+    def on_block_copy_requested(self, message: Block.CopyRequested) -> None:
+        self.copy(message.text, message.what)
+
+    def copy(self, text: str | None, what: str) -> None:
+        if not text:
+            self.notify(f"Nothing to copy ({what})", severity="warning")
+            return
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({len(text)} chars)")
+
+    # -- actions (keys, slash commands, palette) ---------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from system_commands(self)
+
+    async def run_slash(self, name: str, arg: str) -> None:
+        from picobot_tui.tui_commands import help_text
+
+        match name:
+            case "new":
+                await self.action_new_session()
+            case "sessions":
+                self.action_sessions()
+            case "resume" if arg:
+                await self.sessions.resume(arg)
+            case "model" if arg:
+                self.set_model(arg)
+            case "model":
+                self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
+            case "compact":
+                self.action_compact()
+            case "export":
+                self.action_export()
+            case "copy":
+                self.action_copy_code() if arg == "code" else self.action_copy_last()
+            case "clear":
+                await self.conversation.clear()
+            case "help":
+                await self.conversation.add_notice("info", help_text())
+            case "quit" | "exit" | "q":
+                await self.action_quit()
+            case _:
+                usage = next((c for c in SLASH_COMMANDS if c.name == name), None)
+                hint = f"Usage: /{name} {usage.args}" if usage else "Type /help for the list."
+                self.notify(f"/{name}: {hint}", severity="warning")
+
+    def set_model(self, name: str) -> None:
+        assert self.runtime is not None
+        self.runtime.loop.model_name = name
+        self.status.model = name
+        self.notify(f"Model switched to {name} for the next turns")
+
+    def action_prompt_model(self) -> None:
+        self.prompt.text = "/model "
+        self.prompt.input.focus()
+
+    async def action_new_session(self) -> None:
+        await self.sessions.new()
+
+    def action_sessions(self) -> None:
+        self.sessions.browse()
+
+    def action_compact(self) -> None:
+        if self.busy:
+            self.notify("Wait for the turn to finish (or Esc) before compacting")
+            return
+        session = self.sessions.session
+        if session is None:
+            self.notify("Nothing to compact yet")
+            return
+        self.busy = True
+        self._interrupted = False
+        self.router.last_outcome = None
+        self.router.state = "compacting"
+        self.run_compact()
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_compact(self) -> None:
+        assert self.runtime is not None and self.sessions.session is not None
+        await self._consume(self.runtime.loop.compact(self.sessions.session))
+        if self.router.last_outcome is None:
+            await self.router.finish_turn("final")
+
+    def action_export(self) -> None:
+        self.sessions.export()
+
+    def _toggle(self, cls: str) -> None:
+        screen = self.main_screen
+        if screen.has_class("-narrow"):
+            screen.toggle_class("-side-open")
+            if screen.has_class("-side-open"):
+                screen.remove_class(cls)
+        else:
+            screen.toggle_class(cls)
+
+    def action_toggle_timeline(self) -> None:
+        self._toggle("-hide-timeline")
+
+    def action_toggle_gauge(self) -> None:
+        self._toggle("-hide-gauge")
+
+    def action_copy_last(self) -> None:
+        self.copy(self.conversation.last_response(), "last response")
+
+    def action_copy_code(self) -> None:
+        blocks = code_blocks(self.conversation.last_response() or "")
+        self.copy(blocks[-1] if blocks else None, "code block")
+
+    async def action_help(self) -> None:
+        await self.run_slash("help", "")
+
+
+def run_app(
+    settings: Settings | Any,
+    *,
+    model: str | None = None,
+    session: str | None = None,
+    workspace: Path | None = None,
+) -> int:
+    """Run the TUI until the user quits; returns the exit code.
+
+    `settings` may also be the CLI's RunOptions (settings are then loaded from it).
+    """
+    if not isinstance(settings, Settings):
+        from picobot_tui.run_context import load_checked_settings
+
+        opts = settings
+        settings, _warnings = load_checked_settings(opts)
+        model = model or opts.model
+        session = session or opts.session
+        workspace = workspace or opts.workspace
+    if session is not None:
+        from picobot_tui.core.sessions import SessionError, SessionStore
+
+        try:
+            session = SessionStore(settings.sessions_dir).resolve(session)
+        except SessionError as e:
+            from picobot_tui.run_context import RunError
+
+            raise RunError(f"{e}", 2) from None
+    app = PicobotApp(settings, model=model, session=session, workspace=workspace)
+    try:
+        result = app.run()
+    finally:
+        app.sessions_close()
+    return result if isinstance(result, int) else 0

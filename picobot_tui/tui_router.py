@@ -1,0 +1,141 @@
+"""Applies the core's events to the TUI panes (attributes down), and tracks the agent state.
+
+The router holds references to the panes and calls their small APIs; panes never see each
+other. It has no Textual imports of its own, so the mapping is easy to read and to test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from picobot_tui.core.events import (
+    ApprovalRequested,
+    BudgetChanged,
+    ErrorEvent,
+    Event,
+    HistoryCompressed,
+    Retrying,
+    StuckDetected,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+
+if TYPE_CHECKING:
+    from picobot_tui.widgets.budget_gauge import BudgetGauge
+    from picobot_tui.widgets.conversation import ConversationPane
+    from picobot_tui.widgets.status_bar import StatusBar
+    from picobot_tui.widgets.tool_timeline import ToolTimeline
+
+OUTCOME_NOTICES = {
+    "max_iterations": "Stopped: the turn reached maxToolIterations.",
+    "budget_exhausted": "Stopped: the token budget is exhausted, even after compression.",
+}
+
+
+class EventRouter:
+    """One `apply(event)` per core event."""
+
+    def __init__(
+        self,
+        conversation: ConversationPane,
+        timeline: ToolTimeline,
+        gauge: BudgetGauge,
+        status: StatusBar,
+        *,
+        ring: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.conversation = conversation
+        self.timeline = timeline
+        self.gauge = gauge
+        self.status = status
+        self.ring = ring
+        self.last_outcome: str | None = None
+
+    @property
+    def state(self) -> str:
+        return self.status.state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self.status.state = value
+
+    async def apply(self, event: Event) -> None:
+        conv = self.conversation
+        match event:
+            case TurnStarted():
+                self.last_outcome = None
+                self.status.model = event.model
+                self.state = "thinking"
+            case TextDelta():
+                await conv.append_text(event.text)
+            case ToolCallArgsDelta():
+                self.state = "thinking"
+            case ToolCallStarted():
+                await conv.add_tool_call(event.id, event.name, event.arguments)
+                self.timeline.add_call(
+                    event.id, event.name, event.arguments, event.iteration, event.max_iterations
+                )
+                self.state = "running tool"
+            case ApprovalRequested():
+                self.state = "waiting for approval"
+                self.ring()
+            case ToolCallFinished():
+                conv.finish_tool_call(event.id, event.status, event.result, event.duration_ms)
+                self.timeline.finish_call(event.id, event.status, event.duration_ms)
+                self.state = "thinking"
+            case UsageUpdated():
+                self.gauge.usage(event.prompt_tokens, event.completion_tokens, event.session_cost)
+                self._summary()
+            case BudgetChanged():
+                self.gauge.set_budget(event.estimated_tokens, event.budget, event.threshold)
+                self._summary()
+            case HistoryCompressed():
+                self.gauge.compressed(
+                    event.dropped_messages, event.before_tokens, event.after_tokens
+                )
+                await conv.add_notice(
+                    "compress",
+                    f"History compressed: {event.dropped_messages} older messages summarised "
+                    f"({event.before_tokens:,} → {event.after_tokens:,} tokens).",
+                )
+                self._summary()
+            case Retrying():
+                self.state = "retrying"
+                await conv.add_notice(
+                    "retry",
+                    f"{event.message} — retrying in {event.delay_s:g} s "
+                    f"(attempt {event.attempt} of {event.max_retries}).",
+                )
+                self.timeline.add_note("retry", f"retry {event.attempt}", event.kind)
+            case StuckDetected():
+                await conv.add_notice("stuck", event.message)
+                self.timeline.add_note("stuck", "stuck", event.name)
+            case ErrorEvent():
+                await conv.add_notice("error", event.message, event.hint)
+            case TurnFinished():
+                await self.finish_turn(event.outcome)
+
+    async def finish_turn(self, outcome: str) -> None:
+        """End of a turn: freeze text, close calls still running, go idle, ring."""
+        if self.last_outcome is not None:
+            return
+        self.last_outcome = outcome
+        cancelled = outcome == "cancelled"
+        await self.conversation.end_text(interrupted=cancelled)
+        for call_id in self.conversation.running_calls():
+            status = "cancelled" if cancelled else "error"
+            self.conversation.finish_tool_call(call_id, status, "cancelled by user", None)
+            self.timeline.finish_call(call_id, status, None)
+        if outcome in OUTCOME_NOTICES:
+            await self.conversation.add_notice("stuck", OUTCOME_NOTICES[outcome])
+        self.state = "idle"
+        self.ring()
+
+    def _summary(self) -> None:
+        self.status.budget_summary = self.gauge.summary()

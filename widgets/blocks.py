@@ -1,0 +1,308 @@
+"""The blocks a conversation is made of: user and assistant messages, tool calls, notices.
+
+All user, model and tool text is rendered with `markup=False` (or as rich `Text`), so text
+such as `[interrupted]` or `[bold]` shows literally.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from rich.markdown import Markdown as RichMarkdown
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+_FENCE_RE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+
+NOTICE_ICONS = {
+    "error": "✗",
+    "retry": "↻",
+    "stuck": "⚠",
+    "compress": "⇣",
+    "interrupted": "⏹",
+}
+
+STATUS_ICONS = {
+    "running": "⋯",
+    "ok": "✓",
+    "error": "✗",
+    "denied": "⊘",
+    "cancelled": "■",
+}
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """The contents of the fenced code blocks in a markdown source, in order."""
+    return [m.group(2).rstrip("\n") for m in _FENCE_RE.finditer(markdown)]
+
+
+def one_line_args(arguments: dict[str, Any] | str, limit: int = 60) -> str:
+    """A compact single-line rendering of tool arguments."""
+    if isinstance(arguments, dict):
+        if len(arguments) == 1:
+            value = next(iter(arguments.values()))
+            raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        else:
+            raw = " ".join(
+                f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                for k, v in arguments.items()
+            )
+    else:
+        raw = arguments
+    raw = " ".join(raw.split())
+    return raw if len(raw) <= limit else raw[: limit - 1] + "…"
+
+
+def format_duration(ms: float) -> str:
+    s = ms / 1000
+    if s < 10:
+        return f"{s:.1f}s"
+    if s < 60:
+        return f"{s:.0f}s"
+    return f"{int(s // 60)}m{int(s % 60):02d}s"
+
+
+class Block(Widget):
+    """Base of everything in the transcript: focusable, copyable."""
+
+    can_focus = True
+    BINDINGS: ClassVar = [
+        Binding("y", "copy", "Copy"),
+        Binding("c", "copy_code", "Copy code"),
+    ]
+
+    class CopyRequested(Message):
+        """Ask the app to put text on the clipboard."""
+
+        def __init__(self, text: str, what: str) -> None:
+            super().__init__()
+            self.text = text
+            self.what = what
+
+    def copy_text(self) -> str:
+        return ""
+
+    def action_copy(self) -> None:
+        self.post_message(self.CopyRequested(self.copy_text(), "message"))
+
+    _code_index = 0
+
+    def action_copy_code(self) -> None:
+        blocks = code_blocks(self.copy_text())
+        if not blocks:
+            self.notify("No code block in this message", severity="warning")
+            return
+        index = self._code_index % len(blocks)
+        self._code_index += 1
+        label = f"code block {index + 1}/{len(blocks)}" if len(blocks) > 1 else "code block"
+        self.post_message(self.CopyRequested(blocks[index], label))
+
+
+class UserMessage(Block):
+    """What the user sent."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(classes="block user")
+        self.source = text
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.source, markup=False, classes="body")
+
+    def copy_text(self) -> str:
+        return self.source
+
+
+class AssistantMessage(Block):
+    """Model text: streamed into a Markdown widget, then frozen into one cheap Static."""
+
+    def __init__(self, text: str = "", *, streaming: bool = True, interval: float = 0.08) -> None:
+        """`interval`: seconds between appends to the live Markdown (0 = at once)."""
+        super().__init__(classes="block assistant")
+        self.interval = interval
+        self.source = text
+        self.streaming = streaming
+        self.interrupted = False
+        self._pending: list[str] = []
+        self._stream: MarkdownStream | None = None
+        self._flush_scheduled = False
+
+    def compose(self) -> ComposeResult:
+        if self.streaming:
+            yield Markdown(self.source, classes="body live")
+        else:
+            yield self._frozen()
+
+    def on_mount(self) -> None:
+        if self.streaming:
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
+
+    def copy_text(self) -> str:
+        return self.source
+
+    def _frozen(self) -> Static:
+        dark = self.app.current_theme.dark if self.is_attached else True
+        theme = "monokai" if dark else "friendly"
+        return Static(RichMarkdown(self.source, code_theme=theme), classes="body frozen")
+
+    async def append(self, text: str) -> None:
+        """Add streamed text; appends to the live widget are batched."""
+        self.source += text
+        self._pending.append(text)
+        if self.interval <= 0:
+            await self._flush()
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.set_timer(self.interval, self._flush)
+
+    async def _flush(self) -> None:
+        self._flush_scheduled = False
+        if not self._pending or self._stream is None:
+            return
+        chunk = "".join(self._pending)
+        self._pending.clear()
+        await self._stream.write(chunk)
+
+    async def finish(self, *, interrupted: bool = False) -> None:
+        """Stop streaming and swap the live Markdown for a frozen render."""
+        self.interrupted = interrupted
+        if self.streaming:
+            self.streaming = False
+            self._pending.clear()
+            if self._stream is not None:
+                await self._stream.stop()
+                self._stream = None
+            await self.query_one(Markdown).remove()
+            if self.source.strip():
+                await self.mount(self._frozen())
+        if interrupted:
+            self.add_class("interrupted")
+            await self.mount(Static("⏹ interrupted", classes="interrupted-mark"))
+
+
+class ToolBlock(Block):
+    """One tool call: a one-line header, and its full arguments and result when expanded."""
+
+    expanded: reactive[bool] = reactive(False)
+
+    class Toggled(Message):
+        def __init__(self, block: ToolBlock) -> None:
+            super().__init__()
+            self.block = block
+
+    BINDINGS: ClassVar = [
+        Binding("enter,space", "toggle", "Expand", show=False),
+        Binding("y", "copy", "Copy"),
+        Binding("c", "copy_code", "Copy code", show=False),
+    ]
+
+    def __init__(self, call_id: str, name: str, arguments: dict[str, Any] | str) -> None:
+        super().__init__(classes="block tool -running")
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.status = "running"
+        self.result = ""
+        self.duration_ms: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._header(), classes="tool-header")
+        with Vertical(classes="tool-body"):
+            yield Static(self._args_text(), markup=False, classes="tool-args")
+            yield Static("", markup=False, classes="tool-result")
+
+    def _args_text(self) -> str:
+        if isinstance(self.arguments, dict):
+            return json.dumps(self.arguments, indent=2, ensure_ascii=False)
+        return str(self.arguments)
+
+    def _header(self) -> Content:
+        arrow = "▾" if self.expanded else "▸"
+        parts: list[str | tuple[str, str]] = [
+            (f"{arrow} ", "dim"),
+            (f"{STATUS_ICONS.get(self.status, '?')} ", f"bold {status_style(self.status)}"),
+            (self.tool_name, "bold"),
+            "  ",
+            (one_line_args(self.arguments), "dim"),
+            "  ",
+        ]
+        if self.status == "running":
+            parts.append(("running…", status_style("running")))
+        else:
+            parts.append((self.status, status_style(self.status)))
+            if self.duration_ms is not None:
+                parts.append((f" · {format_duration(self.duration_ms)}", "dim"))
+        return Content.assemble(*parts)
+
+    def _refresh_header(self) -> None:
+        if self.is_mounted:
+            self.query_one(".tool-header", Static).update(self._header())
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        self._refresh_header()
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget is not None and "tool-header" in event.widget.classes:
+            self.action_toggle()
+
+    def finish(self, status: str, result: str, duration_ms: float | None) -> None:
+        self.status = status
+        self.result = result
+        self.duration_ms = duration_ms
+        self.remove_class("-running")
+        self.add_class(f"-{status}")
+        if self.is_mounted:
+            self.query_one(".tool-result", Static).update(result or "(no output)")
+        if status == "error":
+            self.expanded = True
+        self._refresh_header()
+
+    def copy_text(self) -> str:
+        return self.result or self._args_text()
+
+
+class Notice(Block):
+    """An out-of-band message: error, retry, stuck, compression, info."""
+
+    def __init__(self, kind: str, text: str, hint: str = "") -> None:
+        super().__init__(classes=f"block notice -{kind}")
+        self.kind = kind
+        self.text = text
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._render_text(), classes="body")
+
+    def _render_text(self) -> Content:
+        icon = NOTICE_ICONS.get(self.kind, "ℹ")
+        parts: list[str | tuple[str, str]] = [(f"{icon} ", "bold"), self.text]
+        if self.hint:
+            parts += ["\n", (self.hint, "italic")]
+        return Content.assemble(*parts)
+
+    def copy_text(self) -> str:
+        return f"{self.text}\n{self.hint}".strip()
+
+
+def status_style(status: str) -> str:
+    """A theme-aware style for a tool status."""
+    return {
+        "running": "$text-warning",
+        "ok": "$text-success",
+        "error": "$text-error",
+        "denied": "$text-accent",
+        "cancelled": "$text-muted",
+    }.get(status, "")

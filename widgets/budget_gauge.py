@@ -1,0 +1,122 @@
+"""The token-budget gauge: context estimate vs budget, the 80 % mark, last call, cost."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+def human_tokens(n: int) -> str:
+    """1234 -> "1.2k", 128000 -> "128k"."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{round(n / 1000)}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def format_cost(cost: float | None) -> str:
+    return "n/a" if cost is None else f"${cost:.4f}"
+
+
+def compression_words(estimated: int, threshold: int) -> str:
+    """The distance to compression, in words."""
+    if threshold <= 0:
+        return ""
+    left = threshold - estimated
+    if left <= 0:
+        return "compresses on the next call"
+    return f"compresses in ~{human_tokens(left)} tokens"
+
+
+class BudgetGauge(Widget):
+    """Set `estimated`/`budget`/`threshold` (from BudgetChanged), `usage(...)` and
+    `compressed(...)`; it redraws itself."""
+
+    estimated: reactive[int] = reactive(0)
+    budget: reactive[int] = reactive(0)
+    threshold: reactive[int] = reactive(0)
+    prompt_tokens: reactive[int | None] = reactive(None)
+    completion_tokens: reactive[int | None] = reactive(None)
+    session_cost: reactive[float | None] = reactive(None)
+    cost_known: reactive[bool] = reactive(False)
+    compression: reactive[str] = reactive("")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = "Context"
+
+    def set_budget(self, estimated: int, budget: int, threshold: int) -> None:
+        self.estimated, self.budget, self.threshold = estimated, budget, threshold
+
+    def usage(self, prompt: int, completion: int, session_cost: float | None) -> None:
+        self.prompt_tokens, self.completion_tokens = prompt, completion
+        self.session_cost = session_cost
+        self.cost_known = True
+
+    def compressed(self, dropped: int, before: int, after: int) -> None:
+        self.compression = (
+            f"compressed: {dropped} messages summarised, "
+            f"{human_tokens(before)} → {human_tokens(after)}"
+        )
+        self.estimated = after
+
+    def reset(self) -> None:
+        self.estimated = 0
+        self.prompt_tokens = self.completion_tokens = None
+        self.session_cost = None
+        self.cost_known = False
+        self.compression = ""
+
+    def summary(self) -> str:
+        """One line for narrow layouts (status bar)."""
+        pct = f"{self.estimated / self.budget:.0%}" if self.budget else "–"
+        cost = format_cost(self.session_cost) if self.cost_known else ""
+        return (
+            f"ctx {human_tokens(self.estimated)}/{human_tokens(self.budget)} {pct} {cost}".strip()
+        )
+
+    def _bar(self, width: int) -> Content:
+        width = max(width, 10)
+        fill = min(width, round(width * self.estimated / self.budget)) if self.budget else 0
+        mark = min(width - 1, round(width * self.threshold / self.budget)) if self.budget else -1
+        over = self.budget and self.estimated >= self.threshold
+        fill_style = "$error" if over else "$primary"
+        parts: list[tuple[str, str]] = []
+        for i in range(width):
+            if i == mark:
+                parts.append(("┃", "bold $warning"))
+            elif i < fill:
+                parts.append(("█", fill_style))
+            else:
+                parts.append(("░", "$foreground-darken-3"))
+        return Content.assemble(*parts)
+
+    def render(self) -> Content:
+        width = self.content_region.width or self.size.width or 30
+        pct = f" ({self.estimated / self.budget:.0%})" if self.budget else ""
+        lines: list[Content] = [
+            self._bar(width),
+            Content.assemble(
+                (human_tokens(self.estimated), "bold"),
+                f" / {human_tokens(self.budget)} tokens{pct}",
+            ),
+            Content.assemble((compression_words(self.estimated, self.threshold), "$text-muted")),
+        ]
+        if self.prompt_tokens is not None:
+            lines.append(
+                Content.assemble(
+                    ("last call ", "$text-muted"),
+                    f"{self.prompt_tokens:,} in · {self.completion_tokens:,} out",
+                )
+            )
+        else:
+            lines.append(Content.assemble(("last call ", "$text-muted"), "–"))
+        cost = format_cost(self.session_cost) if self.cost_known else "–"
+        lines.append(Content.assemble(("cost ", "$text-muted"), (cost, "bold")))
+        if self.compression:
+            lines.append(Content.assemble((self.compression, "$text-accent")))
+        return Content("\n").join(lines)

@@ -1,0 +1,169 @@
+"""The tool-call timeline: a live, selectable list of this session's tool calls.
+
+Running entries show a spinner and a live duration (driven by `tick()`, which the pane calls
+from its own timer unless `live=False`, as in snapshot tests). Selecting an entry posts
+`ToolTimeline.Selected(call_id)`; the app scrolls the conversation to that call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from .blocks import STATUS_ICONS, format_duration, one_line_args, status_style
+
+SPINNER = "◐◓◑◒"
+
+
+@dataclass
+class Entry:
+    id: str
+    kind: str  # "call", "stuck", "retry"
+    name: str
+    args: str
+    iteration: int = 0
+    max_iterations: int = 0
+    status: str = "running"
+    started: float = 0.0
+    duration_ms: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolTimeline(Vertical):
+    """Tool calls in order, with status, short args, duration and iteration k/max."""
+
+    class Selected(Message):
+        def __init__(self, call_id: str) -> None:
+            super().__init__()
+            self.call_id = call_id
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        live: bool = True,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.live = live
+        self.entries: dict[str, Entry] = {}
+        self._frame = 0
+        self._notes = 0
+        self.border_title = "Tools"
+
+    def compose(self) -> ComposeResult:
+        yield Static("no tool calls yet", id="timeline-empty")
+        yield OptionList(id="timeline-list")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).display = False
+        if self.live:
+            self.set_interval(0.1, self.tick)
+
+    @property
+    def option_list(self) -> OptionList:
+        return self.query_one(OptionList)
+
+    def _prompt(self, e: Entry) -> Content:
+        if e.kind == "call":
+            if e.status == "running":
+                icon = SPINNER[self._frame % len(SPINNER)]
+                elapsed = (self.clock() - e.started) * 1000
+                duration = format_duration(max(0.0, elapsed))
+            else:
+                icon = STATUS_ICONS.get(e.status, "?")
+                duration = format_duration(e.duration_ms) if e.duration_ms is not None else ""
+            it = f"{e.iteration}/{e.max_iterations}" if e.max_iterations else ""
+            return Content.assemble(
+                (f"{icon} ", f"bold {status_style(e.status)}"),
+                (e.name, "bold"),
+                " ",
+                (e.args, "dim"),
+                "\n  ",
+                (duration, status_style(e.status) if e.status == "running" else "dim"),
+                ("  iter " + it if it else "", "dim"),
+            )
+        icon = "⚠" if e.kind == "stuck" else "↻"
+        return Content.assemble(
+            (f"{icon} ", "bold $text-warning"), (e.name, "$text-warning"), " ", (e.args, "dim")
+        )
+
+    def _show(self) -> None:
+        self.query_one("#timeline-empty").display = False
+        self.option_list.display = True
+
+    def add_call(
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any] | str,
+        iteration: int = 0,
+        max_iterations: int = 0,
+    ) -> None:
+        if call_id in self.entries:
+            return
+        entry = Entry(
+            call_id,
+            "call",
+            name,
+            one_line_args(arguments, 28),
+            iteration,
+            max_iterations,
+            started=self.clock(),
+        )
+        self.entries[call_id] = entry
+        self._show()
+        self.option_list.add_option(Option(self._prompt(entry), id=call_id))
+        self.option_list.highlighted = self.option_list.option_count - 1
+        if max_iterations:
+            self.border_title = f"Tools · iter {iteration}/{max_iterations}"
+
+    def finish_call(self, call_id: str, status: str, duration_ms: float | None) -> None:
+        entry = self.entries.get(call_id)
+        if entry is None:
+            return
+        entry.status = status
+        entry.duration_ms = duration_ms
+        self.option_list.replace_option_prompt(call_id, self._prompt(entry))
+
+    def add_note(self, kind: str, name: str, text: str) -> None:
+        """A stuck or retry event, shown between the calls (not selectable)."""
+        self._notes += 1
+        entry = Entry(f"note-{self._notes}", kind, name, text, status=kind)
+        self.entries[entry.id] = entry
+        self._show()
+        self.option_list.add_option(Option(self._prompt(entry), id=entry.id, disabled=True))
+
+    def running(self) -> list[str]:
+        return [e.id for e in self.entries.values() if e.kind == "call" and e.status == "running"]
+
+    def tick(self) -> None:
+        """Advance the spinner and the live durations of running calls."""
+        running = self.running()
+        if not running:
+            return
+        self._frame += 1
+        for call_id in running:
+            self.option_list.replace_option_prompt(call_id, self._prompt(self.entries[call_id]))
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.option_list.clear_options()
+        self.option_list.display = False
+        self.query_one("#timeline-empty").display = True
+        self.border_title = "Tools"
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id and event.option.id in self.entries:
+            self.post_message(self.Selected(event.option.id))
