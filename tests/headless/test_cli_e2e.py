@@ -21,7 +21,6 @@ from tests.headless.conftest import (
 )
 from tests.support.openai_server import (
     OpenAITestServer,
-    ToolCall,
     error,
     rate_limited,
     slow,
@@ -63,8 +62,8 @@ def test_stream_and_tools_with_yes(configured_home: Path, llm_server: OpenAITest
     (ws / "notes.txt").write_text("hello")
     llm_server.script(
         [
-            tool_call_reply([ToolCall("read_file", {"path": "notes.txt"}, id="call_r")]),
-            tool_call_reply([ToolCall("exec", {"command": "echo ran-it"}, id="call_x")]),
+            tool_call_reply("read_file", {"path": "notes.txt"}, id="call_r"),
+            tool_call_reply("exec", {"command": "echo ran-it"}, id="call_x"),
             text_reply("Read it and ran it.", chunk_size=3),
         ]
     )
@@ -85,7 +84,7 @@ def test_commands_refused_without_tty_or_yes(
 ) -> None:
     llm_server.script(
         [
-            tool_call_reply([ToolCall("exec", {"command": "touch made"}, id="c1")]),
+            tool_call_reply("exec", {"command": "touch made"}, id="c1"),
             text_reply("ok"),
         ]
     )
@@ -209,7 +208,7 @@ def test_json_protocol_approval_round_trip(
 ) -> None:
     llm_server.script(
         [
-            tool_call_reply([ToolCall("write_file", {"path": "a.txt", "content": "hi"}, id="w1")]),
+            tool_call_reply("write_file", {"path": "a.txt", "content": "hi"}, id="w1"),
             text_reply("written"),
         ]
     )
@@ -285,7 +284,7 @@ def test_sigterm_exits_143(configured_home: Path, llm_server: OpenAITestServer) 
 def test_secret_never_written(configured_home: Path, llm_server: OpenAITestServer) -> None:
     llm_server.script(
         [
-            tool_call_reply([ToolCall("exec", {"command": "echo $OPENAI_API_KEY"}, id="e1")]),
+            tool_call_reply("exec", {"command": "echo $OPENAI_API_KEY"}, id="e1"),
             text_reply("done"),
         ]
     )
