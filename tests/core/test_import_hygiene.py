@@ -1,0 +1,34 @@
+"""The core stays free of textual and rich, and nothing on the start-up path imports litellm."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+WALK_CORE = (
+    "import importlib, pkgutil, sys\n"
+    "import picobot_tui.core as core\n"
+    "for m in pkgutil.walk_packages(core.__path__, 'picobot_tui.core.'):\n"
+    "    importlib.import_module(m.name)\n"
+    "print(sorted(k for k in ('textual', 'rich', 'litellm', 'openai') if k in sys.modules))\n"
+)
+
+
+def loaded_after(code: str) -> str:
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return res.stdout.strip().splitlines()[-1]
+
+
+def test_every_core_module_imports_without_textual_rich_or_litellm() -> None:
+    assert loaded_after(WALK_CORE) == "[]"
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["picobot_tui.cli", "picobot_tui.runtime", "picobot_tui.headless", "picobot_tui.app"],
+)
+def test_front_ends_do_not_import_litellm_at_import_time(module: str) -> None:
+    code = f"import sys, {module}\nprint('litellm' in sys.modules)"
+    assert loaded_after(code) == "False"
