@@ -177,7 +177,7 @@ class ParsedSession:
     meta: dict[str, Any] = field(default_factory=dict)  # header merged with later meta lines
     messages: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    last_ts: str | None = None  # "ts" of the last message or meta update
+    last_ts: str | None = None  # "ts" of the last message
     auto_title: str | None = None  # from the first user message
     size: int = 0
     ends_clean: bool = True  # empty, or ends with "\n"
@@ -192,9 +192,16 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
         if not raw.strip():
             continue
         _parse_line(out, raw, lineno, name)
-    if tail:
-        # The last write was cut short (crash, full disk): skip it, the next append fixes it.
-        out.warnings.append(f"skipped a torn last line ({len(tail)} bytes) in {name}")
+    if tail.strip():
+        # No final "\n": the last write was cut short (crash, full disk). A proper prefix of
+        # a JSON object never parses as one, so a tail that parses is the whole message.
+        # Either way the next append starts on a fresh line.
+        probe = ParsedSession()
+        _parse_line(probe, tail, len(lines) + 1, name)
+        if probe.warnings:
+            out.warnings.append(f"skipped a torn last line ({len(tail)} bytes) in {name}")
+        else:
+            _parse_line(out, tail, len(lines) + 1, name)
     return out
 
 
@@ -210,16 +217,15 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
     if not isinstance(obj, dict):
         out.warnings.append(f"skipped line {lineno} of {name}: not a JSON object")
         return
-    ts = obj.get("ts")
     if obj.get("_type") == "meta":
+        # Renames don't count as activity: `updated` follows messages only.
         out.meta.update({k: v for k, v in obj.items() if k not in ("_type", "ts")})
-        if isinstance(ts, str):
-            out.last_ts = ts
         return
     if obj.get("role") not in ROLES:
         out.warnings.append(f"skipped line {lineno} of {name}: not a chat message")
         return
     out.messages.append(obj)
+    ts = obj.get("ts")
     if isinstance(ts, str):
         out.last_ts = ts
     if out.auto_title is None and obj["role"] == "user":

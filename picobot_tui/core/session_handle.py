@@ -54,6 +54,7 @@ class Session:
         self._fd: int | None = fd
         self._lock_fd: int | None = lock_fd
         self._needs_newline = False
+        self._size = parsed.size  # the file only grows, and only we write it: exact
         self.key = key
         self.path = path
         self.messages = parsed.messages
@@ -90,6 +91,7 @@ class Session:
             "key": self.key,
             "updated": now,
             "message_count": self.info.message_count,
+            "size": self._size,
         }
         if self._auto_title is None and msg["role"] == "user":
             self._auto_title = make_title(msg.get("content")) or None
@@ -106,7 +108,7 @@ class Session:
             self._store._encode({"_type": "meta", "title": self._title, "ts": self._store._now()})
         )
         self.info.title = self._title or self._auto_title or ""
-        self._store._index.append({"key": self.key, "title": self._title})
+        self._store._index.append({"key": self.key, "title": self._title, "size": self._size})
 
     def _set_model(self, model: str) -> None:
         self._write(
@@ -123,11 +125,14 @@ class Session:
             write_all(self._fd, line)
         except OSError as e:
             self._needs_newline = True
+            with contextlib.suppress(OSError):
+                self._size = os.fstat(self._fd).st_size
             raise SessionError(
                 f"could not save to session {self.key} ({self.path}): {e.strerror or e}. "
                 "Free some disk space or check the directory's permissions."
             ) from e
         self._needs_newline = False
+        self._size += len(line)
 
     def _index_entry(self) -> dict[str, Any]:
         return {
@@ -138,6 +143,7 @@ class Session:
             "auto_title": self._auto_title,
             "updated": self.info.updated,
             "message_count": self.info.message_count,
+            "size": self._size,
         }
 
     # ------------------------------------------------------------ lifetime

@@ -5,7 +5,8 @@ fields win per key, and `{"key": ..., "deleted": true}` drops the key. Partial e
 rename in one process and appends in another never overwrite each other's fields.
 
 Fields: created, model, title (explicit rename or null), auto_title (first user message),
-updated, message_count.
+updated, message_count, size (of the session file when the line was written: a line with a
+smaller size than the folded entry is stale and ignored, whatever order lines land in).
 
 Writers append one small line with O_APPEND under a shared flock on `index.lock`. Compaction
 (fold, drop entries without a file, write a temp file, os.replace) takes that lock exclusively,
@@ -39,6 +40,24 @@ COMPACT_MIN_LINES = 32
 REQUIRED = ("created", "updated", "message_count")
 
 Entry = dict[str, Any]
+
+
+def merge_entry(entries: dict[str, Entry], obj: Entry) -> None:
+    """Fold one line into `entries`. An entry describing a smaller session file than the one
+    already folded is older news (say, a scan by `list()` in another process that landed after
+    the owner's own updates) and is ignored, so the order lines land in does not matter."""
+    key = obj["key"]
+    if obj.get("deleted"):
+        entries.pop(key, None)
+        return
+    cur = entries.get(key)
+    if cur is None:
+        entries[key] = dict(obj)
+        return
+    new, old = obj.get("size"), cur.get("size")
+    if isinstance(new, int) and isinstance(old, int) and new < old:
+        return
+    cur.update(obj)
 
 
 def is_complete(entry: Entry | None) -> bool:
@@ -111,13 +130,8 @@ class SessionIndex:
                 continue
             if not isinstance(obj, dict):
                 continue
-            key = obj.get("key")
-            if not isinstance(key, str):
-                continue  # the header line, or junk
-            if obj.get("deleted"):
-                entries.pop(key, None)
-            else:
-                entries.setdefault(key, {}).update(obj)
+            if isinstance(obj.get("key"), str):  # else the header line, or junk
+                merge_entry(entries, obj)
 
     # ------------------------------------------------------------ writing
 
@@ -173,8 +187,8 @@ class SessionIndex:
                 if not got:
                     return False
                 entries = dict(self._read() or {})
-                for key, e in (extra or {}).items():
-                    entries[key] = {**entries.get(key, {}), **e}
+                for e in (extra or {}).values():
+                    merge_entry(entries, e)
                 on_disk = self._keys_on_disk()
                 body = b"".join(self._encode(e) for k, e in entries.items() if k in on_disk)
                 live = sum(1 for k in entries if k in on_disk)

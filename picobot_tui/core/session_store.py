@@ -347,6 +347,7 @@ class SessionStore:
             "auto_title": parsed.auto_title,
             "updated": parsed.last_ts or created,
             "message_count": len(parsed.messages),
+            "size": parsed.size,
         }
 
     def _live_entries(self) -> dict[str, dict[str, Any]]:
