@@ -1,0 +1,508 @@
+"""The session browser: find a past session (by title or by a word from its content) and act on it.
+
+`SessionBrowserScreen(store)` dismisses with `("resume", key)`, `("new", None)`, or `None`
+(Escape). It never reaches into the app: the caller decides what resuming means.
+
+Nothing here touches the disk on the UI thread. The listing arrives a page at a time from a
+thread worker, the next page only when the user scrolls near the end, so 10,000 sessions cost
+the same to open as 10. A filter runs `store.search` (title and content) in an exclusive thread
+worker that streams batches back as messages; every keystroke cancels the running search and
+restarts it after a short debounce. Rename, delete and export run in workers too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import picobot_tui.styles
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Input, Label, Static
+from textual.worker import get_current_worker
+
+from .session_list import SessionTable
+from .session_preview import SessionPreview
+
+if TYPE_CHECKING:
+    from picobot_tui.core.sessions import SessionInfo, SessionStore
+
+CSS_FILE = Path(picobot_tui.styles.__file__).parent / "session_browser.tcss"
+
+FIRST_PAGE = 100  # enough to fill any terminal
+PAGE = 200
+SEARCH_LIMIT = 500
+SEARCH_DEBOUNCE = 0.15  # seconds after the last keystroke
+SEARCH_FLUSH = 0.05  # stream search hits to the UI at most this often (the first at once)
+PREVIEW_DEBOUNCE = 0.08  # holding ↓ should not start a load per row
+
+BrowserResult = tuple[str, str | None] | None
+
+
+def safe_filename(key: str) -> str:
+    """A file name for `key` that cannot escape the export directory."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._") or "session"
+    return name[:120]
+
+
+# ---- messages from the worker threads (post_message is thread-safe) ------------------------
+
+
+class _PageLoaded(Message):
+    def __init__(
+        self, generation: int, offset: int, limit: int, rows: list[SessionInfo], error: str = ""
+    ) -> None:
+        super().__init__()
+        self.generation, self.offset, self.limit, self.rows = generation, offset, limit, rows
+        self.error = error
+
+
+class _SearchHits(Message):
+    def __init__(
+        self, generation: int, rows: list[SessionInfo], done: bool = False, error: str = ""
+    ) -> None:
+        super().__init__()
+        self.generation, self.rows, self.done, self.error = generation, rows, done, error
+
+
+# ---- widgets ---------------------------------------------------------------------------------
+
+
+def _without_keys(bindings: list, keys: set[str]) -> list[Binding]:
+    out = []
+    for binding in bindings:
+        kept = [k for k in binding.key.split(",") if k.strip() not in keys]
+        if kept:
+            out.append(dataclasses.replace(binding, key=",".join(kept)))
+    return out
+
+
+class FilterInput(Input, inherit_bindings=False):
+    """The filter field. Enter, Ctrl+D and Ctrl+E act on sessions here (resume, delete,
+    export) rather than on the text: Home, End and Delete still edit it."""
+
+    BINDINGS = _without_keys(Input.BINDINGS, {"enter", "ctrl+d", "ctrl+e"})
+
+
+# ---- dialogs ------------------------------------------------------------------------------
+
+
+class RenameDialog(ModalScreen[str | None]):
+    """Asks for a new title; dismisses with it, or None."""
+
+    CSS_PATH = CSS_FILE
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self._title = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Rename session", classes="dialog-title")
+            yield Input(value=self._title, placeholder="title", id="rename-input")
+            yield Label("Enter to save · Esc to cancel", classes="dialog-hint")
+
+    @on(Input.Submitted, "#rename-input")
+    def _submit(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmDeleteDialog(ModalScreen[bool]):
+    """Delete or keep; Cancel has the focus, so a stray Enter keeps the session."""
+
+    CSS_PATH = CSS_FILE
+    AUTO_FOCUS = "#cancel"
+    BINDINGS = [
+        Binding("escape,n", "cancel", "Keep"),
+        Binding("y", "confirm", "Delete"),
+    ]
+
+    def __init__(self, title: str, key: str) -> None:
+        super().__init__()
+        self._title, self._key = title, key
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Delete session?", classes="dialog-title")
+            yield Static(f"“{self._title}”\n{self._key}", markup=False, classes="dialog-body")
+            yield Label("This cannot be undone.", classes="dialog-hint")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Delete (y)", variant="error", id="confirm")
+                yield Button("Keep (n)", id="cancel")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "confirm")
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+# ---- the screen ---------------------------------------------------------------------------
+
+
+class SessionBrowserScreen(Screen[BrowserResult]):
+    """Browse, filter, preview, resume, rename, delete and export sessions."""
+
+    CSS_PATH = CSS_FILE
+    AUTO_FOCUS = "#session-filter"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS = [
+        # Priority so it also beats the list's own Enter (and shows first in the footer).
+        Binding("enter", "resume", "Resume", priority=True),
+        Binding("ctrl+n", "new_session", "New"),
+        Binding("ctrl+r,f2", "rename", "Rename"),
+        Binding("ctrl+d", "delete", "Delete"),
+        Binding("ctrl+e", "export", "Export"),
+        Binding("escape", "close", "Close"),
+        Binding("ctrl+s", "close", "Close", show=False),
+        # Arrow keys move through the list even while typing in the filter.
+        Binding("up", "move('up')", show=False),
+        Binding("down", "move('down')", show=False),
+        Binding("pageup", "move('page_up')", show=False),
+        Binding("pagedown", "move('page_down')", show=False),
+    ]
+
+    def __init__(self, store: SessionStore, *, export_dir: Path | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.export_dir = export_dir
+        # Listing (no filter): what has been fetched so far, in order.
+        self._browse: list[SessionInfo] = []
+        self._offset = 0  # rows consumed from store.list
+        self._exhausted = False
+        self._page_pending = False
+        self._list_generation = 0
+        # Filter.
+        self._query = ""
+        self._search_generation = 0
+        self._searching = False
+        self._search_fresh = False  # the next hits replace the rows still shown
+        self._search_timer: Timer | None = None
+        self._preview_timer: Timer | None = None
+
+    # ---- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="filter-bar"):
+            yield FilterInput(
+                placeholder="Type to filter by title or content…",
+                id="session-filter",
+                select_on_focus=False,
+            )
+            yield Label("", id="browser-status")
+        with Horizontal(id="browser-body"):
+            table = SessionTable(id="session-table")
+            table.border_title = "Sessions"
+            yield table
+            preview = SessionPreview(id="session-preview")
+            preview.border_title = "Preview"
+            yield preview
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._request_page()
+        self._set_status("loading…")
+
+    @property
+    def table(self) -> SessionTable:
+        return self.query_one("#session-table", SessionTable)
+
+    @property
+    def preview(self) -> SessionPreview:
+        return self.query_one("#session-preview", SessionPreview)
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one("#session-filter", Input)
+
+    @property
+    def searching(self) -> bool:
+        """True while a filter search is pending or running (tests wait on it)."""
+        return self._searching or self._search_timer is not None
+
+    def _set_status(self, text: str) -> None:
+        self.query_one("#browser-status", Label).update(text)
+
+    def _listing_status(self) -> str:
+        n = len(self._browse)
+        if not n and self._exhausted:
+            return "no sessions"
+        return f"{n}{'' if self._exhausted else '+'} session{'s' if n != 1 else ''}"
+
+    # ---- listing, a page at a time ---------------------------------------------------------
+
+    def _request_page(self) -> None:
+        if self._page_pending or self._exhausted:
+            return
+        self._page_pending = True
+        limit = FIRST_PAGE if not self._offset else PAGE
+        self._fetch_page(self._list_generation, self._offset, limit)
+
+    @work(thread=True, group="pages", exit_on_error=False)
+    def _fetch_page(self, generation: int, offset: int, limit: int) -> None:
+        try:
+            rows = self.store.list(limit=limit, offset=offset)
+        except Exception as error:
+            self.post_message(_PageLoaded(generation, offset, limit, [], error=str(error)))
+        else:
+            self.post_message(_PageLoaded(generation, offset, limit, rows))
+
+    @on(_PageLoaded)
+    def _page_loaded(self, message: _PageLoaded) -> None:
+        self._page_pending = False
+        if message.generation != self._list_generation:
+            return
+        if message.error:
+            self._exhausted = True
+            self._set_status(self._listing_status())
+            self.notify(f"Could not list sessions: {message.error}", severity="error")
+            return
+        self._offset = message.offset + len(message.rows)
+        self._exhausted = len(message.rows) < message.limit
+        known = {info.key for info in self._browse}
+        fresh = [info for info in message.rows if info.key not in known]
+        self._browse.extend(fresh)
+        if self._query:
+            return
+        first = not self.table.row_count
+        self.table.add_sessions(fresh)
+        self._set_status(self._listing_status())
+        if first:
+            self._selection_changed()
+
+    @on(SessionTable.NearEnd)
+    def _near_end(self) -> None:
+        if not self._query:
+            self._request_page()
+
+    def _show_listing(self) -> None:
+        """Back from a filter to the listing fetched so far."""
+        self.table.set_sessions(self._browse)
+        self._set_status(self._listing_status())
+        self._selection_changed()
+
+    # ---- filter ------------------------------------------------------------------------------
+
+    @on(Input.Changed, "#session-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        query = event.value.strip()
+        pending = self._search_timer is not None
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+        if query == self._query and not pending and not self._searching:
+            return
+        # Every keystroke cancels the search in flight; its late hits are dropped by generation.
+        self._search_generation += 1
+        self.workers.cancel_group(self, "search")
+        self._searching = False
+        if not query:
+            self._query = ""
+            self._show_listing()
+            return
+        self._set_status("searching…")
+        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self._start_search(query))
+
+    def _start_search(self, query: str) -> None:
+        self._search_timer = None
+        self._query = query
+        self._search_generation += 1
+        self._searching = True
+        self._search_fresh = True
+        self._search(query, self._search_generation)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, query: str, generation: int) -> None:
+        worker = get_current_worker()
+        hits = None
+        batch: list[SessionInfo] = []
+        sent_any = False
+        last = time.monotonic()
+        try:
+            hits = self.store.search(query, limit=SEARCH_LIMIT)
+            for info in hits:
+                if worker.is_cancelled:
+                    return
+                batch.append(info)
+                now = time.monotonic()
+                if not sent_any or now - last >= SEARCH_FLUSH:
+                    self.post_message(_SearchHits(generation, batch))
+                    batch, sent_any, last = [], True, now
+        except Exception as error:
+            self.post_message(_SearchHits(generation, batch, done=True, error=str(error)))
+            return
+        finally:
+            close = getattr(hits, "close", None)  # a generator: release its open file now
+            if close is not None:
+                close()
+        if not worker.is_cancelled:
+            self.post_message(_SearchHits(generation, batch, done=True))
+
+    @on(_SearchHits)
+    def _search_hits(self, message: _SearchHits) -> None:
+        if message.generation != self._search_generation:
+            return  # a newer keystroke superseded this search
+        table = self.table
+        if self._search_fresh:
+            self._search_fresh = False
+            table.set_sessions(message.rows)
+            self._selection_changed()
+        else:
+            table.add_sessions(message.rows)
+        if message.done:
+            self._searching = False
+            if message.error:
+                self.notify(f"Search failed: {message.error}", severity="error")
+        n = table.row_count
+        if self._searching:
+            self._set_status(f"searching… {n}")
+        else:
+            more = "+" if n >= SEARCH_LIMIT else ""
+            self._set_status(f"{n}{more} match{'es' if n != 1 else ''}" if n else "no matches")
+        if message.done and not n:
+            self.preview.clear(f"No session matches “{self._query}”.")
+
+    @on(SessionTable.TypeAhead)
+    def _type_ahead(self, message: SessionTable.TypeAhead) -> None:
+        field = self.filter_input
+        field.focus()
+        field.insert_text_at_cursor(message.text)
+
+    # ---- selection and preview ------------------------------------------------------------------
+
+    @on(SessionTable.RowHighlighted)
+    def _row_highlighted(self) -> None:
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        self._preview_timer = self.set_timer(PREVIEW_DEBOUNCE, self._selection_changed)
+
+    def _selection_changed(self) -> None:
+        self._preview_timer = None
+        info = self.table.selected
+        if info is None:
+            self.preview.clear("No sessions yet." if not self._query else "")
+            return
+        self.preview.show(self.store, info, self._query)
+
+    # ---- actions --------------------------------------------------------------------------------
+
+    def action_move(self, how: str) -> None:
+        table = self.table
+        {
+            "up": table.action_cursor_up,
+            "down": table.action_cursor_down,
+            "page_up": table.action_page_up,
+            "page_down": table.action_page_down,
+        }[how]()
+
+    def _selected_or_bell(self) -> SessionInfo | None:
+        info = self.table.selected
+        if info is None:
+            self.app.bell()
+        return info
+
+    def action_resume(self) -> None:
+        info = self._selected_or_bell()
+        if info is not None:
+            self.dismiss(("resume", info.key))
+
+    def action_new_session(self) -> None:
+        self.dismiss(("new", None))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_rename(self) -> None:
+        info = self._selected_or_bell()
+        if info is None:
+            return
+
+        def renamed(title: str | None) -> None:
+            if title and title != info.title:
+                self._rename(info, title)
+
+        self.app.push_screen(RenameDialog(info.title), renamed)
+
+    def action_delete(self) -> None:
+        info = self._selected_or_bell()
+        if info is None:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._delete(info)
+
+        self.app.push_screen(ConfirmDeleteDialog(info.title or "(untitled)", info.key), confirmed)
+
+    def action_export(self) -> None:
+        info = self._selected_or_bell()
+        if info is not None:
+            self._export(info)
+
+    # ---- store mutations, off the UI thread ---------------------------------------------------
+
+    @work(group="mutate", exit_on_error=False)
+    async def _rename(self, info: SessionInfo, title: str) -> None:
+        try:
+            await asyncio.to_thread(self.store.rename, info.key, title)
+        except Exception as error:
+            self.notify(f"Rename failed: {error}", severity="error")
+            return
+        renamed = dataclasses.replace(info, title=title)
+        self._browse = [renamed if i.key == info.key else i for i in self._browse]
+        self.table.update_session(renamed)
+        if self.table.selected is not None and self.table.selected.key == info.key:
+            self._selection_changed()
+
+    @work(group="mutate", exit_on_error=False)
+    async def _delete(self, info: SessionInfo) -> None:
+        try:
+            await asyncio.to_thread(self.store.delete, info.key)
+        except Exception as error:
+            self.notify(f"Delete failed: {error}", severity="error")
+            return
+        before = len(self._browse)
+        self._browse = [i for i in self._browse if i.key != info.key]
+        if len(self._browse) < before:
+            self._offset = max(0, self._offset - 1)  # later pages shift up by one
+        self.table.remove_session(info.key)
+        if not self._query:
+            self._set_status(self._listing_status())
+        self._selection_changed()
+        self.notify(f"Deleted “{info.title or info.key}”.")
+
+    @work(group="mutate", exit_on_error=False)
+    async def _export(self, info: SessionInfo) -> None:
+        path = (self.export_dir or Path.cwd()) / f"{safe_filename(info.key)}.md"
+
+        def write() -> None:
+            text = self.store.export_markdown(info.key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+        try:
+            await asyncio.to_thread(write)
+        except Exception as error:
+            self.notify(f"Export failed: {error}", severity="error")
+            return
+        self.notify(f"Exported to {path}", title="Export")

@@ -1,0 +1,165 @@
+"""The session list: a DataTable of SessionInfo rows, keyed by session key.
+
+It knows nothing about the store. The browser screen feeds it pages of rows; the table says
+when the user gets near the end of what is loaded (`NearEnd`) and forwards printable keys to
+the filter (`TypeAhead`), so typing anywhere filters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import events
+from textual.message import Message
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
+
+if TYPE_CHECKING:
+    from picobot_tui.core.sessions import SessionInfo
+
+NEAR_END = 40  # rows: ask for the next page when the cursor or viewport gets this close
+# Fixed columns; the title takes the rest of the width, cut with an ellipsis.
+COLUMNS = (("updated", "Updated", 16), ("count", "Msgs", 4), ("model", "Model", 16))
+MIN_TITLE = 16
+COLUMN_KEYS = ("title", *(key for key, _, _ in COLUMNS))  # the order of `_cells`
+
+
+def format_time(value: str) -> str:
+    """`2025-03-01 14:05` in local time for an ISO timestamp (or epoch seconds); raw otherwise."""
+    try:
+        stamp = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        try:
+            stamp = datetime.fromtimestamp(float(value)).astimezone()
+        except (TypeError, ValueError, OverflowError, OSError):
+            return str(value)[:16]
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone()
+    return stamp.strftime("%Y-%m-%d %H:%M")
+
+
+class SessionTable(DataTable):
+    """Sessions, one per row: title (as wide as the table allows), updated, count, model."""
+
+    class NearEnd(Message):
+        """The cursor or the viewport is close to the last loaded row."""
+
+    class TypeAhead(Message):
+        """A printable key was pressed on the table: it belongs to the filter."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
+        self._infos: dict[str, SessionInfo] = {}  # insertion order is display order
+        self._title_width = 40
+
+    def on_mount(self) -> None:
+        self._add_columns()
+        self.watch(self, "scroll_y", self._check_near_end, init=False)
+
+    def _add_columns(self) -> None:
+        self.add_column("Title", key="title", width=self._title_width)
+        for key, label, width in COLUMNS:
+            justify = "right" if key == "count" else "left"
+            self.add_column(Text(label, justify=justify), key=key, width=width)
+
+    def on_resize(self) -> None:
+        # DataTable has no flexible column: re-create the columns at the new title width.
+        # Room for the scrollbar is always kept, so the width does not change as rows arrive.
+        fixed = sum(width for _, _, width in COLUMNS) + 2 * self.cell_padding * (len(COLUMNS) + 1)
+        width = self.content_region.width - self.styles.scrollbar_size_vertical - fixed
+        width = max(MIN_TITLE, width)
+        if width == self._title_width:
+            return
+        self._title_width = width
+        row = self.cursor_row
+        self.clear(columns=True)
+        self._add_columns()
+        for info in self._infos.values():
+            self.add_row(*self._cells(info), key=info.key)
+        if self.row_count:
+            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    # ---- data -----------------------------------------------------------------------------
+
+    def set_sessions(self, infos: Iterable[SessionInfo]) -> None:
+        """Replace all rows."""
+        self.clear()
+        self._infos.clear()
+        self.add_sessions(infos)
+
+    def add_sessions(self, infos: Iterable[SessionInfo]) -> int:
+        """Append rows, skipping keys already shown; returns how many were added."""
+        added = 0
+        for info in infos:
+            if info.key in self._infos:
+                continue
+            self._infos[info.key] = info
+            self.add_row(*self._cells(info), key=info.key)
+            added += 1
+        return added
+
+    def update_session(self, info: SessionInfo) -> None:
+        if info.key not in self._infos:
+            return
+        self._infos[info.key] = info
+        for column, cell in zip(COLUMN_KEYS, self._cells(info), strict=True):
+            self.update_cell(info.key, column, cell)
+
+    def remove_session(self, key: str) -> None:
+        if self._infos.pop(key, None) is not None:
+            self.remove_row(key)
+
+    def session(self, key: str) -> SessionInfo | None:
+        return self._infos.get(key)
+
+    @property
+    def keys(self) -> list[str]:
+        """Keys in display order."""
+        return [row.key.value for row in self.ordered_rows if row.key.value is not None]
+
+    @property
+    def selected(self) -> SessionInfo | None:
+        if not self.row_count:
+            return None
+        try:
+            row_key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except (CellDoesNotExist, RowDoesNotExist):
+            return None
+        return self._infos.get(row_key.value or "")
+
+    @staticmethod
+    def _cells(info: SessionInfo) -> tuple[Text, Text, Text, Text]:
+        # Text, not str: DataTable parses str cells as markup, and titles are user text.
+        return (
+            Text(" ".join((info.title or "(untitled)").split()), no_wrap=True, overflow="ellipsis"),
+            Text(format_time(info.updated), no_wrap=True),
+            Text(str(info.message_count), justify="right", no_wrap=True),
+            Text(info.model or "—", no_wrap=True, overflow="ellipsis"),
+        )
+
+    # ---- events ---------------------------------------------------------------------------
+
+    def _check_near_end(self, _scroll_y: float = 0.0) -> None:
+        if not self.row_count:
+            return
+        near_cursor = self.cursor_row >= self.row_count - NEAR_END
+        near_view = self.scroll_y + self.size.height >= self.virtual_size.height - NEAR_END
+        if near_cursor or near_view:
+            self.post_message(self.NearEnd())
+
+    def watch_cursor_coordinate(self, old, new) -> None:  # type: ignore[override]
+        super().watch_cursor_coordinate(old, new)
+        self._check_near_end()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character and event.character != " ":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypeAhead(event.character))
