@@ -238,6 +238,7 @@ class PicobotApp(App[int]):
         ):
             return
         self.busy = False
+        self.sessions.refresh_budget()
         if self.router.state != "idle":
             await self.router.finish_turn("cancelled" if self._interrupted else "error")
         if self._interrupted or self.router.last_outcome == "cancelled":
@@ -398,7 +399,10 @@ class PicobotApp(App[int]):
     @work(exclusive=True, group="agent", exit_on_error=False)
     async def run_compact(self) -> None:
         assert self.runtime is not None and self.sessions.session is not None
+        before = self.router.compressions
         await self._consume(self.runtime.loop.compact(self.sessions.session))
+        if self.router.compressions == before:
+            self.notify("Nothing to compress: the history is already small")
         if self.router.last_outcome is None:
             await self.router.finish_turn("final")
 

@@ -56,6 +56,7 @@ class EventRouter:
         self.status = status
         self.ring = ring
         self.last_outcome: str | None = None
+        self.compressions = 0
 
     @property
     def state(self) -> str:
@@ -96,13 +97,15 @@ class EventRouter:
                 self.gauge.set_budget(event.estimated_tokens, event.budget, event.threshold)
                 self._summary()
             case HistoryCompressed():
+                self.compressions += 1
                 self.gauge.compressed(
                     event.dropped_messages, event.before_tokens, event.after_tokens
                 )
                 await conv.add_notice(
                     "compress",
-                    f"History compressed: {event.dropped_messages} older messages summarised "
-                    f"({event.before_tokens:,} → {event.after_tokens:,} tokens).",
+                    f"History compressed: dropped {event.dropped_messages} older messages from "
+                    f"the context ({event.before_tokens:,} → {event.after_tokens:,} tokens); "
+                    "the session file keeps them all.",
                 )
                 self._summary()
             case Retrying():

@@ -104,12 +104,21 @@ class SessionSwitcher:
         for block in calls:
             app.timeline.add_call(block.call_id, block.tool_name, block.arguments)
             app.timeline.finish_call(block.call_id, block.status, block.duration_ms)
-        budget = self.runtime.loop.budget(session)
-        app.gauge.set_budget(budget.estimated_tokens, budget.budget, budget.threshold)
-        app.status.budget_summary = app.gauge.summary()
+        self.refresh_budget()
         app.status.session = short_key(session.key)
         title = session.info.title or short_key(session.key)
         app.notify(f"Resumed: {title}")
+
+    def refresh_budget(self) -> None:
+        """Show the loop's current context estimate (after a turn, or on resume)."""
+        if self.session is None:
+            return
+        try:
+            budget = self.runtime.loop.budget(self.session)
+        except Exception:  # the gauge is informative; never let it break the app
+            return
+        self.app.gauge.set_budget(budget.estimated_tokens, budget.budget, budget.threshold)
+        self.app.status.budget_summary = self.app.gauge.summary()
 
     def browse(self) -> None:
         from picobot_tui.widgets.session_browser import SessionBrowserScreen

@@ -59,7 +59,7 @@ class BudgetGauge(Widget):
 
     def compressed(self, dropped: int, before: int, after: int) -> None:
         self.compression = (
-            f"compressed: {dropped} messages summarised, "
+            f"compressed: dropped {dropped} old messages, "
             f"{human_tokens(before)} → {human_tokens(after)}"
         )
         self.estimated = after
