@@ -119,19 +119,20 @@ class SessionIndex:
         self._ident, self._offset, self._entries, self.lines = None, 0, {}, 0
 
     def _fold(self, lines: Iterable[bytes]) -> None:
+        lines = [raw for raw in lines if raw.strip()]
+        self.lines += len(lines)
+        try:
+            # One C-level parse of the whole batch is about twice as fast as a call per line.
+            objs = json.loads(b"[" + b",".join(lines) + b"]")
+        except ValueError:  # some line is bad (includes invalid UTF-8): go line by line
+            objs = []
+            for raw in lines:
+                with contextlib.suppress(ValueError):
+                    objs.append(json.loads(raw))
         entries = self._entries
-        for raw in lines:
-            if not raw:
-                continue
-            self.lines += 1
-            try:
-                obj = json.loads(raw)
-            except ValueError:  # includes invalid UTF-8
-                continue
-            if not isinstance(obj, dict):
-                continue
-            if isinstance(obj.get("key"), str):  # else the header line, or junk
-                merge_entry(entries, obj)
+        for obj in objs:
+            if isinstance(obj, dict) and isinstance(obj.get("key"), str):
+                merge_entry(entries, obj)  # lines without a key: the header, or junk
 
     # ------------------------------------------------------------ writing
 
