@@ -121,7 +121,8 @@ class SessionStore:
             raise SessionNotFound(f"no session {key!r}; `picobot sessions list` shows the ids")
         self._ensure_dir()
         lock_fd = self._lock(key, path)
-        fd = None
+        fd: int | None = None
+        session: Session | None = None
         try:
             try:
                 with open(path, "rb") as f:
@@ -149,9 +150,12 @@ class SessionStore:
             elif model is not None and model != session.info.model:
                 session._set_model(model)
         except BaseException:
-            if fd is not None:
-                os.close(fd)
-            os.close(lock_fd)
+            if session is not None:
+                session.close()  # it owns both descriptors now: close them exactly once
+            else:
+                if fd is not None:
+                    os.close(fd)
+                os.close(lock_fd)
             raise
         OPEN_SESSIONS[str(path)] = session
         self._index.append(session._index_entry())  # also repairs a stale entry

@@ -560,3 +560,44 @@ def test_a_stale_scan_landing_late_does_not_win(store: SessionStore, sdir: Path)
     assert SessionStore(sdir).list()[0].message_count == 3
     store._index.compact()
     assert SessionStore(sdir).info("cli:race").message_count == 3
+
+
+def test_failed_header_write_releases_everything(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import picobot_tui.core.session_handle as handle
+
+    def full_disk(fd: int, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(handle, "write_all", full_disk)
+    with pytest.raises(SessionError, match="No space left on device.*Free some disk space"):
+        store.open("cli:full")
+    monkeypatch.undo()
+    with store.open("cli:full") as s:  # the lock was released, and nothing half-open remains
+        s.append({"role": "user", "content": "fits now"})
+    assert [m["content"] for m in store.load_messages("cli:full")] == ["fits now"]
+
+
+def test_write_failure_mid_session_keeps_later_lines_clean(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import picobot_tui.core.session_handle as handle
+
+    real = handle.write_all
+    with store.open("cli:enospc") as s:
+        s.append({"role": "user", "content": "before"})
+
+        def half(fd: int, data: bytes) -> None:
+            real(fd, data[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(handle, "write_all", half)
+        with pytest.raises(SessionError):
+            s.append({"role": "assistant", "content": "torn by a full disk"})
+        monkeypatch.setattr(handle, "write_all", real)
+        s.append({"role": "assistant", "content": "after"})
+        assert [m["content"] for m in s.messages] == ["before", "after"]
+    with store.open("cli:enospc") as s:
+        assert [m["content"] for m in s.messages] == ["before", "after"]
+        assert len(s.warnings) == 1 and "not valid JSON" in s.warnings[0]
