@@ -89,8 +89,12 @@ class GatedModel:
     """A model double that streams scripted text, then waits on a gate before finishing,
     so tests can act mid-stream. Later calls fall through to a ScriptedModel."""
 
-    def __init__(self, first: Sequence[str], then: Sequence[Step] = ()) -> None:
+    def __init__(
+        self, first: Sequence[str], then: Sequence[Step] = (), tail: Sequence[str] = ()
+    ) -> None:
+        """`first` streams, then the gate is awaited, then `tail` streams."""
         self.first = list(first)
+        self.tail = list(tail)
         self.gate = asyncio.Event()
         self.streamed = asyncio.Event()
         self.after = ScriptedModel(then)
@@ -110,3 +114,6 @@ class GatedModel:
             yield TextChunk(part)
         self.streamed.set()
         await self.gate.wait()
+        for part in self.tail:
+            await asyncio.sleep(0)
+            yield TextChunk(part)
