@@ -58,12 +58,9 @@ def safe_filename(key: str) -> str:
 
 
 class _PageLoaded(Message):
-    def __init__(
-        self, generation: int, offset: int, limit: int, rows: list[SessionInfo], error: str = ""
-    ) -> None:
+    def __init__(self, offset: int, limit: int, rows: list[SessionInfo], error: str = "") -> None:
         super().__init__()
-        self.generation, self.offset, self.limit, self.rows = generation, offset, limit, rows
-        self.error = error
+        self.offset, self.limit, self.rows, self.error = offset, limit, rows, error
 
 
 class _SearchHits(Message):
@@ -115,7 +112,7 @@ class RenameDialog(ModalScreen[str | None]):
     @on(Input.Submitted, "#rename-input")
     def _submit(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip() or None)
+        self.dismiss(" ".join(event.value.split()) or None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -187,10 +184,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self.export_dir = export_dir
         # Listing (no filter): what has been fetched so far, in order.
         self._browse: list[SessionInfo] = []
+        self._browse_keys: set[str] = set()
         self._offset = 0  # rows consumed from store.list
         self._exhausted = False
         self._page_pending = False
-        self._list_generation = 0
         # Filter.
         self._query = ""
         self._search_generation = 0
@@ -255,22 +252,20 @@ class SessionBrowserScreen(Screen[BrowserResult]):
             return
         self._page_pending = True
         limit = FIRST_PAGE if not self._offset else PAGE
-        self._fetch_page(self._list_generation, self._offset, limit)
+        self._fetch_page(self._offset, limit)
 
     @work(thread=True, group="pages", exit_on_error=False)
-    def _fetch_page(self, generation: int, offset: int, limit: int) -> None:
+    def _fetch_page(self, offset: int, limit: int) -> None:
         try:
             rows = self.store.list(limit=limit, offset=offset)
         except Exception as error:
-            self.post_message(_PageLoaded(generation, offset, limit, [], error=str(error)))
+            self.post_message(_PageLoaded(offset, limit, [], error=str(error)))
         else:
-            self.post_message(_PageLoaded(generation, offset, limit, rows))
+            self.post_message(_PageLoaded(offset, limit, rows))
 
     @on(_PageLoaded)
     def _page_loaded(self, message: _PageLoaded) -> None:
         self._page_pending = False
-        if message.generation != self._list_generation:
-            return
         if message.error:
             self._exhausted = True
             self._set_status(self._listing_status())
@@ -278,9 +273,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
             return
         self._offset = message.offset + len(message.rows)
         self._exhausted = len(message.rows) < message.limit
-        known = {info.key for info in self._browse}
-        fresh = [info for info in message.rows if info.key not in known]
+        # Offsets shift when sessions are added meanwhile: skip rows already listed.
+        fresh = [info for info in message.rows if info.key not in self._browse_keys]
         self._browse.extend(fresh)
+        self._browse_keys.update(info.key for info in fresh)
         if self._query:
             return
         first = not self.table.row_count
@@ -317,8 +313,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self.workers.cancel_group(self, "search")
         self._searching = False
         if not query:
-            self._query = ""
-            self._show_listing()
+            if self._query:  # else the listing is still on screen: a search never started
+                self._query = ""
+                self._show_listing()
+            self._set_status(self._listing_status())
             return
         self._set_status("searching…")
         self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self._start_search(query))
@@ -481,9 +479,9 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         except Exception as error:
             self.notify(f"Delete failed: {error}", severity="error")
             return
-        before = len(self._browse)
-        self._browse = [i for i in self._browse if i.key != info.key]
-        if len(self._browse) < before:
+        if info.key in self._browse_keys:
+            self._browse_keys.discard(info.key)
+            self._browse = [i for i in self._browse if i.key != info.key]
             self._offset = max(0, self._offset - 1)  # later pages shift up by one
         self.table.remove_session(info.key)
         if not self._query:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from picobot_tui.core.sessions import SessionStore
+from picobot_tui.core.sessions import SessionInfo, SessionStore
 
 SIZE = (120, 40)
 
@@ -161,17 +162,41 @@ async def test_filter_finds_a_word_from_the_middle_of_a_conversation(store, thre
         assert app.results == []
 
 
-async def test_each_keystroke_supersedes_the_previous_search(store, three):
+class GatedStore(SessionStore):
+    """A store whose search for "re" yields one hit, then blocks until released."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.release = threading.Event()
+        self.resumed = threading.Event()
+
+    def search(self, query: str, limit: int = 50) -> Iterator[SessionInfo]:
+        for n, info in enumerate(super().search(query, limit)):
+            if query == "re" and n == 1:
+                self.release.wait(timeout=20)
+                self.resumed.set()
+            yield info
+
+
+async def test_a_new_keystroke_drops_the_running_search(tmp_path):
+    store = GatedStore(tmp_path / "sessions", clock=Clock())
+    add_session(store, "cli:bravo", chat("Refactor the parser"))
+    add_session(store, "cli:charlie", chat("Write the README"))
     app = BrowserApp(store)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await ready(pilot, 3)
-        # "re" matches two sessions, "readme" one: hits of the superseded search (if it got to
-        # run at all) must not leak into the list of the final one.
+        screen = await ready(pilot, 2)
         await pilot.press("r", "e")
-        await wait_until(pilot, lambda: not screen.searching and screen.table.row_count == 2)
-        await pilot.press("a", "d", "m", "e")
-        await wait_until(pilot, lambda: screen.table.keys == ["cli:charlie"], "the new result")
-        await wait_until(pilot, lambda: not screen.searching, "the search to finish")
+        # The first hit streams in at once; the search is then stuck before its second.
+        await wait_until(pilot, lambda: screen.table.keys == ["cli:charlie"], "the first hit")
+        assert screen.searching
+        await pilot.press(*"adme")
+        await wait_until(pilot, lambda: not screen.searching, "the new search to end")
+        assert screen.table.keys == ["cli:charlie"]
+        # Let the superseded search go on: its late hit (bravo) must not reach the list.
+        store.release.set()
+        await wait_until(pilot, store.resumed.is_set)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         assert screen.table.keys == ["cli:charlie"]
         assert screen.filter_input.value == "readme"
 
