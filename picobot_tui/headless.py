@@ -151,6 +151,12 @@ def tty_confirm(flags: HeadlessFlags, err: IO[str]) -> Callable[[ApprovalRequest
     return confirm
 
 
+def print_warnings(warnings: list[str], err: IO[str]) -> None:
+    for warning in warnings:
+        err.write(f"picobot: warning: {warning}\n")
+    err.flush()
+
+
 def install_signal_handlers(task: asyncio.Task[Any], received: list[int]) -> None:
     """SIGINT/SIGTERM cancel the turn so the loop can record a consistent session."""
     loop = asyncio.get_running_loop()
@@ -173,6 +179,7 @@ async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
     renderer = TextRenderer(flags, sys.stdout, sys.stderr)
     received: list[int] = []
     with open_run(opts, confirm=tty_confirm(flags, sys.stderr)) as run:
+        print_warnings(run.warnings, sys.stderr)
         outcome = "error"
 
         async def consume() -> None:

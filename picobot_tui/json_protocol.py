@@ -20,6 +20,7 @@ from picobot_tui.core.loop import ApprovalRequest, Decision
 from picobot_tui.headless import (
     EXIT_OK,
     install_signal_handlers,
+    print_warnings,
     signal_exit,
 )
 from picobot_tui.run_context import Run, RunError, RunOptions, open_run, open_session
@@ -145,6 +146,7 @@ async def _run(opts: RunOptions, yes: bool) -> int:
     channel = JsonChannel(sys.stdout, yes=yes)
     received: list[int] = []
     with open_run(opts, confirm=channel.confirm) as run:
+        print_warnings(run.warnings, sys.stderr)
         task = asyncio.current_task()
         assert task is not None
         install_signal_handlers(task, received)

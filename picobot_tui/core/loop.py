@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer, TurnTrace
+
+log = logging.getLogger("picobot.loop")
 
 Decision = Literal["allow", "allow_session", "deny"]
 STUCK_MESSAGE = (
@@ -273,6 +276,16 @@ class AgentLoop:
         outcome: str,
         error: str | None,
     ) -> None:
+        log.info(
+            "turn %s of %s ended: %s after %d model call(s), %d tool call(s), %d retries%s",
+            state.turns,
+            session.key,
+            outcome,
+            turn.llm_calls,
+            len(turn.tool_traces),
+            turn.retries,
+            f" ({error})" if error else "",
+        )
         if self.tracer is None:
             return
         self.tracer.record(
@@ -425,9 +438,11 @@ class AgentLoop:
                         else (d.retry_backoff * (2 ** (failures - 1)))
                     )
                     turn.retries += 1
+                    log.warning("%s error, retrying in %.1f s: %s", e.kind, delay, e.message)
                     yield Retrying(failures, d.max_retries, float(delay), e.kind, e.message)
                     await self.sleep(delay)
                     continue
+                log.error("model call failed (%s): %s", e.kind, e.message)
                 message = e.message
                 if e.transient:
                     message = f"{e.message} (gave up after {failures} failed attempts)"
@@ -511,6 +526,7 @@ class AgentLoop:
             else:
                 result = await self.tools.execute(name, args)
         duration = round((time.monotonic() - t0) * 1000, 1)
+        log.info("tool %s (%s) %s in %.0f ms", name, call_id, result.status, duration)
         turn.tool_traces.append(ToolTrace(call_id, name, duration, result.ok, result.status))
         # Recorded before the event goes out, so a crash or cancel keeps every finished result.
         self._record(

@@ -350,3 +350,19 @@ def test_onboard_never_overwrites_without_asking(picobot_home: Path) -> None:
     cfg.write_text("{}")
     res = run_cli(picobot_home, "onboard")
     assert cfg.read_text() == "{}" and "kept" in res.stdout
+
+
+def test_unknown_config_key_warns_but_runs(picobot_home: Path) -> None:
+    (picobot_home / "config.json").write_text('{"tools": {"restrictToWorkspac": false}}')
+    res = run_cli(picobot_home, "agent", "-m", "hi", "--model", "demo")
+    assert res.returncode == 0
+    assert "unknown config key `tools.restrictToWorkspac`" in res.stderr
+
+
+def test_logs_flag_shows_runtime_logs(picobot_home: Path) -> None:
+    res = run_cli(picobot_home, "agent", "-m", "hi", "--model", "demo", "--logs")
+    assert "picobot.loop" in res.stderr and "ended: final" in res.stderr
+    quiet = run_cli(picobot_home, "agent", "-m", "hi", "--model", "demo")
+    assert "picobot.loop" not in quiet.stderr
+    log_file = picobot_home / "data" / "logs" / "picobot.log"
+    assert "ended: final" in log_file.read_text()
