@@ -72,8 +72,9 @@ class DemoModel:
     def _summary(listing: str) -> str:
         entries = [line for line in listing.splitlines() if line.strip()]
         shown = "\n".join(entries[:10]) or "(empty)"
+        noun = "entry" if len(entries) == 1 else "entries"
         return (
-            f"The workspace listing came back with **{len(entries)}** lines:\n\n"
+            f"The workspace listing came back with **{len(entries)}** {noun}:\n\n"
             f"```text\n{shown}\n```\n\n"
             "| what | where |\n|---|---|\n"
             "| use a real model | `picobot onboard`, or `--model openai/gpt-4o-mini` |\n"

@@ -84,6 +84,7 @@ class _SessionState:
     turns: int = 0
     last_prompt_tokens: int = 0
     last_completion_tokens: int = 0
+    fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
 
 
 @dataclass
@@ -313,7 +314,7 @@ class AgentLoop:
     ) -> AsyncIterator[Event]:
         d = self.defaults
         system = self.context.build()
-        fixed = self._fixed_tokens(system)
+        fixed = state.fixed_tokens = self._fixed_tokens(system)
         compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
         last_call: str | None = None
         iteration = 0
@@ -468,8 +469,9 @@ class AgentLoop:
     ) -> None:
         if usage is not None:
             prompt, completion = usage.prompt_tokens, usage.completion_tokens
-            # messages[0] is the system prompt; calibrate on the history part.
-            state.estimator.calibrate(state.history, prompt)
+            # The reported figure covers the system prompt and tool schemas too; the
+            # estimator holds the history's share so `estimate(history, fixed)` adds it back.
+            state.estimator.calibrate(state.history, max(prompt - state.fixed_tokens, 1))
             if usage.cost is not None:
                 turn.cost = (turn.cost or 0.0) + usage.cost
                 state.cost = (state.cost or 0.0) + usage.cost

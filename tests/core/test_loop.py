@@ -362,3 +362,12 @@ async def test_usage_estimated_when_provider_sends_none() -> None:
 def test_events_serialise_with_type_first() -> None:
     d = ev.event_to_dict(ev.TextDelta("x"))
     assert list(d) == ["type", "text"] and d["type"] == "text_delta"
+
+
+async def test_budget_estimate_after_a_call_uses_reported_prompt_tokens() -> None:
+    rt, _, _ = make([text("a", prompt_tokens=5000), text("b", prompt_tokens=5100)])
+    events, session = await run(rt, "first")
+    events2, _ = await run(rt, "second", session)
+    budget = next(e for e in events2 if e.type == "budget")
+    # 5000 reported for the first call, plus only the two new short messages.
+    assert 5000 < budget.estimated_tokens < 5100
