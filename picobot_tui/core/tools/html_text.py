@@ -45,7 +45,7 @@ class _Extractor(HTMLParser):
             self._skip -= 1
         if tag == "pre" and self._pre:
             self._pre -= 1
-        if tag in _BLOCK:
+        if tag in _BLOCK and tag != "li":
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:

@@ -120,6 +120,20 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Return once the shell has exited, even if something it started still holds its output.
+
+    `Process.wait()` alone also waits for the pipes to close (Python 3.11), which a
+    background job (`cmd &`) can keep open indefinitely, so the exit status is polled too.
+    """
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while not waiter.done() and proc.returncode is None:
+            await asyncio.wait({waiter}, timeout=0.1)
+    finally:
+        waiter.cancel()
+
+
 async def _pump(stream: asyncio.StreamReader, cap: _Capture) -> None:
     while chunk := await stream.read(_CHUNK):
         cap.feed(chunk)
@@ -150,11 +164,11 @@ async def run_command(
     timed_out = lingering = False
     try:
         try:
-            await asyncio.wait_for(proc.wait(), timeout)
+            await asyncio.wait_for(_exited(proc), timeout)
         except TimeoutError:
             timed_out = True
             _kill_group(proc)
-            await proc.wait()
+            await _exited(proc)
         done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE)
         if not done:  # background jobs still hold the pipe: end them
             lingering = True
@@ -166,7 +180,7 @@ async def run_command(
         _kill_group(proc)
         reader.cancel()
         with contextlib.suppress(BaseException):
-            await asyncio.wait_for(asyncio.shield(proc.wait()), 2)
+            await asyncio.wait_for(_exited(proc), 2)
         raise
     finally:
         if not reader.done():

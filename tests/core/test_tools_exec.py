@@ -1,0 +1,250 @@
+"""exec: exit codes, timeout, output cap, deny patterns, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from picobot_tui.config import ExecConfig, ToolsConfig
+from picobot_tui.core.tools.base import ToolContext, ToolError
+from picobot_tui.core.tools.registry import ToolRegistry, default_registry
+from picobot_tui.core.tools.shell_guard import check_denied
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir()
+    return w
+
+
+def make(ws: Path, **tools_kw) -> ToolRegistry:
+    return default_registry(ToolContext(ws, ToolsConfig(**tools_kw)))
+
+
+def alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in {"Z", "X"}
+
+
+async def wait_gone(pid: int) -> bool:
+    """Wait (bounded) for a killed process to disappear; True when it did."""
+    for _ in range(200):
+        if not alive(pid):
+            return True
+        await asyncio.sleep(0.025)
+    return False
+
+
+async def wait_for_file(path: Path) -> str:
+    for _ in range(400):
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def test_exit_code_zero_and_output(ws):
+    r = await make(ws).execute("exec", {"command": "echo hello; echo oops >&2"})
+    assert r.ok and r.status == "ok"
+    assert r.content.splitlines() == ["exit code: 0", "hello", "oops"]
+
+
+async def test_nonzero_exit_is_an_error_result_with_output(ws):
+    r = await make(ws).execute("exec", {"command": "echo partial; exit 3"})
+    assert not r.ok and r.status == "error"
+    assert r.content.splitlines() == ["exit code: 3", "partial"]
+
+
+async def test_runs_in_the_workspace_without_stdin(ws):
+    (ws / "marker").write_text("")
+    r = await make(ws).execute("exec", {"command": "ls; pwd; cat; echo done"})
+    assert r.ok
+    assert "marker" in r.content
+    assert str(ws.resolve()) in r.content
+    assert r.content.rstrip().endswith("done")  # `cat` read EOF from /dev/null
+
+
+async def test_no_output(ws):
+    r = await make(ws).execute("exec", {"command": "true"})
+    assert r.content == "exit code: 0\n(no output)"
+
+
+async def test_timeout_kills_the_process_group(ws):
+    cmd = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; echo started; wait"
+    r = await make(ws).execute("exec", {"command": cmd, "timeout": 0.5})
+    assert not r.ok
+    assert "timed out after 0.5 s" in r.content
+    child, shell = int((ws / "child.pid").read_text()), int((ws / "shell.pid").read_text())
+    assert await wait_gone(shell)
+    assert await wait_gone(child)
+
+
+async def test_timeout_from_config(ws):
+    r = await make(ws, exec=ExecConfig(timeout=0.3)).execute("exec", {"command": "sleep 5"})
+    assert not r.ok
+    assert "timed out after 0.3 s" in r.content
+
+
+async def test_background_job_does_not_outlive_the_call(ws):
+    r = await make(ws).execute("exec", {"command": "sleep 30 & echo $! > bg.pid"})
+    assert r.ok
+    assert "background processes it left were killed" in r.content
+    assert await wait_gone(int((ws / "bg.pid").read_text()))
+
+
+async def test_output_cap_keeps_head_and_tail(ws):
+    reg = make(ws, exec=ExecConfig(max_output_chars=1000))
+    r = await reg.execute("exec", {"command": "seq 1 20000"})
+    assert r.ok
+    lines = r.content.splitlines()
+    assert lines[0] == "exit code: 0"
+    assert lines[1] == "1"
+    assert lines[-1] == "20000"
+    total = sum(len(f"{i}\n") for i in range(1, 20001))
+    assert f"chars of output cut; {total} in all" in r.content
+    assert len(r.content) < 1200
+
+
+async def test_output_cap_follows_the_result_cap(ws):
+    # exec cuts inside toolResultMaxChars so the tail (usually the error) is not lost.
+    reg = make(ws, tool_result_max_chars=600, exec=ExecConfig(max_output_chars=20000))
+    r = await reg.execute("exec", {"command": "seq 1 5000; echo THE-END"})
+    assert "THE-END" in r.content
+    assert "[truncated" not in r.content
+
+
+async def test_ansi_and_controls_are_stripped(ws):
+    r = await make(ws).execute(
+        "exec", {"command": r"printf '\033[31mred\033[0m \033]0;title\007ok\r\n\001'"}
+    )
+    assert r.ok
+    assert r.content.rstrip("\n") == "exit code: 0\nred ok"
+
+
+async def test_binary_output_is_decoded_safely(ws):
+    r = await make(ws).execute("exec", {"command": r"printf '\377\376abc\000'"})
+    assert r.ok
+    assert "abc" in r.content and "\x00" not in r.content
+
+
+async def test_cancellation_kills_the_process_group_and_reraises(ws):
+    reg = make(ws)
+    cmd = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait"
+    task = asyncio.create_task(reg.execute("exec", {"command": cmd}))
+    shell = int(await wait_for_file(ws / "shell.pid"))
+    child = int(await wait_for_file(ws / "child.pid"))
+    assert alive(shell) and alive(child)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await wait_gone(shell)
+    assert await wait_gone(child)
+
+
+def test_preview_shows_the_command(ws):
+    text = make(ws).preview("exec", {"command": "make test", "timeout": 5})
+    assert text.splitlines()[0] == "$ make test"
+    assert "timeout 5 s" in text
+
+
+DENIED = [
+    "rm -rf /",
+    "rm -rf /*",
+    "rm -fr ~",
+    "rm -rf ~/",
+    "rm -r -f $HOME",
+    'rm -rf "$HOME"',
+    "sudo rm -rf --no-preserve-root /",
+    "cd build && rm -rf /",
+    "mkfs.ext4 /dev/sda1",
+    "sudo mkfs -t ext4 /dev/sdb",
+    "dd if=/dev/zero of=/dev/sda bs=1M",
+    ":(){ :|:& };:",
+    "bomb(){ bomb|bomb& }; bomb",
+    "shutdown -h now",
+    "sudo reboot",
+    "echo x; poweroff",
+    "systemctl reboot",
+    "echo garbage > /dev/sda",
+    "cat x >/dev/nvme0n1",
+    "chmod -R 777 /",
+    "sudo chown -R nobody /",
+    "git push --force origin main",
+    "git push -f",
+    "git push origin main -f",
+]
+
+
+@pytest.mark.parametrize("command", DENIED)
+async def test_deny_patterns_refuse_even_unrestricted(ws, command):
+    reg = make(ws, restrict_to_workspace=False)
+    r = await reg.execute("exec", {"command": command})
+    assert not r.ok
+    assert r.content.startswith("Error: command refused")
+    assert "deny pattern" in r.content
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build",
+        "rm -rf ./dist/*",
+        "rm -f /tmp/x.txt",
+        "echo shutdown",
+        "grep reboot log.txt",
+        "git push origin main",
+        "git push --force-with-lease origin main",
+        "git push --follow-tags",
+        "git push origin main; rm -f x",
+        "dd if=in.img of=out.img",
+        "dd if=/dev/zero of=/dev/null count=1",
+        "chmod -R 755 build/",
+        "cat /dev/sda.log",
+    ],
+)
+def test_ordinary_commands_are_not_denied(command):
+    check_denied(command)
+
+
+async def test_config_deny_patterns(ws):
+    reg = make(ws, exec=ExecConfig(deny_patterns=[r"\bcurl\b"]))
+    r = await reg.execute("exec", {"command": "curl -s https://example.com"})
+    assert not r.ok
+    assert "configured deny pattern" in r.content
+    assert (await reg.execute("exec", {"command": "echo curly"})).ok
+
+
+def test_invalid_config_deny_pattern_is_a_clear_error():
+    with pytest.raises(ToolError, match="invalid regular expression"):
+        check_denied("ls", ["(unclosed"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"command": ""}, "breaks minLength"),
+        ({"command": "ls", "timeout": 0}, "exclusiveMinimum"),
+        ({"command": "ls", "timeout": "5"}, "must be number"),
+        ({"command": "   "}, "command is empty"),
+        ({"command": "echo a\x00b"}, "NUL"),
+    ],
+)
+async def test_bad_exec_arguments(ws, args, message):
+    r = await make(ws).execute("exec", args)
+    assert not r.ok
+    assert message in r.content
+
+
+async def test_missing_workspace_is_created(tmp_path):
+    ws = tmp_path / "not-yet"
+    r = await make(ws).execute("exec", {"command": "pwd"})
+    assert r.ok and os.path.isdir(ws)
