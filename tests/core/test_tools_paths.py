@@ -185,7 +185,11 @@ async def test_todo_symlinked_out_is_refused(layout):
     (layout["ws"] / "TODO.md").symlink_to(layout["outside"] / "secret.txt")
     reg = make_registry(layout["ws"])
     before = snapshot_outside(layout["tmp"], layout["ws"])
-    for args in ({"action": "read"}, {"action": "add", "text": "x"}, {"action": "write", "content": ""}):
+    for args in (
+        {"action": "read"},
+        {"action": "add", "text": "x"},
+        {"action": "write", "content": ""},
+    ):
         result = await reg.execute("todo", args)
         assert not result.ok
         assert "outside the workspace" in result.content
@@ -284,3 +288,22 @@ async def test_restrict_off_exec_can_leave(layout, name):
     result = await reg.execute("exec", {"command": _path(ESCAPE_COMMANDS[name], layout)})
     assert result.ok, result.content
     assert SECRET in result.content
+
+
+async def test_exec_quoted_workspace_path_with_spaces(tmp_path):
+    ws = tmp_path / "My Projects" / "ws"
+    ws.mkdir(parents=True)
+    (ws / "a b.txt").write_text("spaced\n")
+    (tmp_path / "My Projects" / "secret.txt").write_text(SECRET)
+    reg = make_registry(ws)
+    ok = await reg.execute("exec", {"command": f'cat "{ws}/a b.txt"'})
+    assert ok.ok, ok.content
+    assert "spaced" in ok.content
+    for cmd in (
+        f'cat "{ws}/../secret.txt"',
+        f"cat '{ws.parent}/secret.txt'",
+        f'cat "{ws}" /etc/passwd',
+    ):
+        r = await reg.execute("exec", {"command": cmd})
+        assert not r.ok and "restrictToWorkspace" in r.content
+        assert SECRET not in r.content

@@ -144,7 +144,16 @@ def check_confined(command: str, workspace: Path, env: Mapping[str, str] | None 
             raise _refuse(f"{word!r} resolves outside the workspace (through a symlink)", workspace)
 
 
+_QUOTED_ABS_RE = re.compile(r"""(["'])(/[^"'\n]*)\1""")
+
+
 def _check_paths(command: str, workspace: Path) -> None:
+    # A quoted absolute path is one shell word even with spaces in it (a workspace under
+    # "My Projects/"): judge it whole, and blank it out when it is inside.
+    def inside_quoted(m: re.Match[str]) -> str:
+        return m.group(1) * 2 if _inside(m.group(2), workspace) else m.group(0)
+
+    command = _QUOTED_ABS_RE.sub(inside_quoted, command)
     for m in _ABS_RE.finditer(command):
         path = m.group(0)
         start = m.start()
