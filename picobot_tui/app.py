@@ -134,6 +134,8 @@ class PicobotApp(App[int]):
         ui = self.settings.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
+        self._rich_theme()
+        self.theme_changed_signal.subscribe(self, lambda _theme: self._rich_theme())
         self.main_screen.set_class(not ui.show_timeline, "-hide-timeline")
         self.main_screen.set_class(not ui.show_gauge, "-hide-gauge")
         if self.runtime is None:
@@ -160,6 +162,14 @@ class PicobotApp(App[int]):
         self.gauge.set_budget(0, self.settings.agents.defaults.token_budget, 0)
         await self.sessions.start(self._session_arg)
         self.warm_model()
+
+    def _rich_theme(self) -> None:
+        """Inline code in frozen (rich) markdown follows the Textual theme."""
+        from rich.theme import Theme
+
+        theme = self.current_theme
+        colour = (theme.accent if theme.dark else theme.primary) or "cyan"
+        self.console.push_theme(Theme({"markdown.code": f"bold {colour}"}))
 
     def sessions_close(self) -> None:
         """Release the open session's lock (after the app has exited)."""
@@ -279,13 +289,7 @@ class PicobotApp(App[int]):
             if not future.done():
                 future.set_result(result or "deny")
 
-        screen = ApprovalScreen(
-            request.id,
-            request.name,
-            request.arguments,
-            request.preview,
-            dark=self.current_theme.dark,
-        )
+        screen = ApprovalScreen(request.id, request.name, request.arguments, request.preview)
         self.push_screen(screen, done)
         try:
             decision = await future
@@ -331,6 +335,18 @@ class PicobotApp(App[int]):
         self.notify(f"Copied {what} ({len(text)} chars)")
 
     # -- actions (keys, slash commands, palette) ---------------------------------------
+    MAIN_SCREEN_ACTIONS: ClassVar = {
+        "sessions",
+        "new_session",
+        "toggle_timeline",
+        "toggle_gauge",
+        "interrupt",
+    }
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The pane keys only apply (and only show in the footer) on the main screen."""
+        return not (action in self.MAIN_SCREEN_ACTIONS and self.screen is not self.main_screen)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from system_commands(self)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -23,6 +22,24 @@ CHOICES = (
 )
 
 
+def diff_content(text: str) -> Content:
+    """A unified diff coloured with theme variables (reads well in light and dark themes)."""
+    parts: list[tuple[str, str]] = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "$text-accent"
+        elif line.startswith("+"):
+            style = "$text-success"
+        elif line.startswith("-"):
+            style = "$text-error"
+        else:
+            style = ""
+        parts.append((line, style))
+    return Content.assemble(*parts)
+
+
 class ApprovalScreen(ModalScreen[str]):
     """Ask whether a tool call may run."""
 
@@ -33,25 +50,18 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("n,escape", "choose('deny')", "Deny"),
     ]
 
-    def __init__(
-        self, call_id: str, name: str, arguments: dict[str, Any], preview: str, *, dark: bool = True
-    ) -> None:
+    def __init__(self, call_id: str, name: str, arguments: dict[str, Any], preview: str) -> None:
         super().__init__(classes="approval")
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
         self.preview = preview
-        self.dark = dark
 
-    def _preview_renderable(self) -> Syntax | Content:
+    def _preview_renderable(self) -> Content:
         text = self.preview or ""
-        theme = "monokai" if self.dark else "friendly"
-        looks_like_diff = text.startswith(("---", "diff ", "@@")) or "\n@@ " in text
-        if looks_like_diff:
-            return Syntax(text, "diff", theme=theme, word_wrap=True, background_color="default")
         if self.tool_name == "exec":
-            return Syntax(text, "bash", theme=theme, word_wrap=True, background_color="default")
-        return Content(text)
+            return Content.assemble(("$ ", "bold $text-muted"), (text, "bold"))
+        return diff_content(text)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):

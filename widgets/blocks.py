@@ -64,6 +64,8 @@ def one_line_args(arguments: dict[str, Any] | str, limit: int = 60) -> str:
 
 
 def format_duration(ms: float) -> str:
+    if ms < 1000:
+        return f"{ms:.0f}ms"
     s = ms / 1000
     if s < 10:
         return f"{s:.1f}s"

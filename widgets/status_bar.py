@@ -28,15 +28,20 @@ class StatusBar(Widget):
 
     def render(self) -> Content:
         dot = "●" if self.state == "idle" else "◆"
-        parts: list[str | tuple[str, str]] = [
-            (" picobot ", "bold reverse $primary"),
-            "  ",
+        compact = self.show_budget  # narrow terminal: keep everything on one line
+        session = self.session or "–"
+        parts: list[str | tuple[str, str]] = []
+        if not compact:
+            parts += [(" picobot ", "bold reverse $primary"), "  "]
+        else:
+            session = session.split("-")[0]
+        parts += [
             (self.model, "bold"),
-            ("  session ", "$text-muted"),
-            (self.session or "–", ""),
+            ("  " if compact else "  session ", "$text-muted"),
+            (session, ""),
             "  ",
             (f"{dot} {self.state}", STATE_STYLES.get(self.state, "")),
         ]
-        if self.show_budget and self.budget_summary:
+        if compact and self.budget_summary:
             parts += ["  ", (self.budget_summary, "$text-muted")]
         return Content.assemble(*parts)

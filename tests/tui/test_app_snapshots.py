@@ -1,0 +1,68 @@
+"""Snapshots of the main screen mid-turn, the approval modal, and the 80x24 layout.
+
+Deterministic: scripted model, fixed clock, fixed session id, no cursor blink, no live
+timers, no stream throttling; the content comes from picobot_tui.tui_scenes.
+Update deliberately with `pytest tests/tui --snapshot-update` and review the SVGs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from picobot_tui.widgets.blocks import AssistantMessage
+from textual.pilot import Pilot
+from textual.widgets import Markdown
+
+from picobot_tui.config import Settings
+from picobot_tui.tui_scenes import SCENES
+from tests.tui.app_support import make_app
+
+
+async def _settle(pilot: Pilot) -> None:
+    """Wait until streamed text has reached the live Markdown widgets."""
+    app = pilot.app
+    for _ in range(200):
+        live = [m for m in app.query(AssistantMessage) if m.streaming]
+        if all(m.query_one(Markdown).source == m.source for m in live):
+            break
+        await pilot.pause(0.005)
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+
+
+def _run(scene: str):
+    async def run_before(pilot: Pilot) -> None:
+        await SCENES[scene](pilot.app)
+        await _settle(pilot)
+
+    return run_before
+
+
+@pytest.fixture
+def snap_settings(settings: Settings) -> Settings:
+    return settings
+
+
+def test_main_screen_mid_turn_streaming(snap_compare, snap_settings):
+    app = make_app(snap_settings)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_run("main-streaming"))
+
+
+def test_main_screen_with_a_running_tool(snap_compare, snap_settings):
+    app = make_app(snap_settings)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_run("main-running-tool"))
+
+
+def test_approval_modal(snap_compare, snap_settings):
+    app = make_app(snap_settings)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_run("approval"))
+
+
+def test_narrow_80x24_layout(snap_compare, snap_settings):
+    app = make_app(snap_settings)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_run("main-running-tool"))
+
+
+def test_light_theme(snap_compare, snap_settings):
+    snap_settings.ui.theme = "textual-light"
+    app = make_app(snap_settings)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_run("main-streaming"))
