@@ -1,0 +1,360 @@
+"""The LiteLLM model client: the only module that imports litellm, and only lazily.
+
+`import litellm` costs 3-4 s, so nothing here imports it at module level. The first call
+to `load_litellm()` (from `LiteLLMClient.stream/context_window/warm`) does, once, after
+forcing the offline price map and silencing LiteLLM's terminal output.
+
+`LiteLLMClient.stream()` turns one streamed completion into TextChunk / ToolCallChunk /
+UsageChunk items (see core/model.py) and raises a classified LLMError on failure, whether
+the call fails up front or mid-stream. It never retries: `max_retries=0` turns off the
+OpenAI SDK's hidden retries so the loop owns retry policy and can show it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from picobot_tui.config import Settings
+from picobot_tui.core.llm_errors import classify
+from picobot_tui.core.model import Chunk, ModelRequest, TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.secrets import Scrubber
+
+log = logging.getLogger("picobot.llm")
+
+_LOCK = threading.Lock()
+_LITELLM: ModuleType | None = None
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+LOCAL_DUMMY_KEY = "sk-local"
+"""Sent when an apiBase is configured without a key: LiteLLM refuses to call with no key."""
+
+# model prefix -> providers.<name> entry
+_PREFIXES = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "openrouter": "openrouter",
+    "gemini": "gemini",
+    "deepseek": "deepseek",
+    "groq": "groq",
+    "ollama": "ollama",
+    "ollama_chat": "ollama",
+    "hosted_vllm": "vllm",
+    "vllm": "vllm",
+    "custom": "custom",
+}
+# bare model names LiteLLM routes without a prefix
+_BARE = (
+    ("gpt-", "openai"),
+    ("chatgpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "gemini"),
+    ("deepseek", "deepseek"),
+)
+PROVIDER_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "groq": "GROQ_API_KEY",
+}
+"""The standard env var LiteLLM reads for each hosted provider."""
+_OPENAI_COMPATIBLE = {"openai", "vllm", "custom"}
+
+
+# -- the lazy import ------------------------------------------------------------------------
+
+
+class _Forward(logging.Handler):
+    """Hands LiteLLM's log records to picobot's logger (file / --logs), never the terminal."""
+
+    def __init__(self, target: logging.Logger) -> None:
+        super().__init__()
+        self.target = target
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.target.isEnabledFor(record.levelno):
+            self.target.handle(record)
+
+
+def _quiet_logging() -> None:
+    target = logging.getLogger("picobot.litellm")
+    if not any(isinstance(h, logging.NullHandler) for h in target.handlers):
+        # Without any handler in the chain, Python's last-resort handler would print
+        # warnings to stderr; picobot's own handlers (if configured) still get them.
+        target.addHandler(logging.NullHandler())
+    for name in _LITELLM_LOGGERS:
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
+        logger.addHandler(_Forward(target))
+
+
+def load_litellm() -> ModuleType:
+    """Import and configure LiteLLM once (thread-safe); returns the module."""
+    global _LITELLM
+    if _LITELLM is not None:
+        return _LITELLM
+    with _LOCK:
+        if _LITELLM is None:
+            # Must be the string "True", set before the import, or LiteLLM tries to fetch
+            # its price map over the network (up to 5 s, then a printed warning).
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            import litellm
+
+            litellm.suppress_debug_info = True  # no "Give Feedback / Provider List" prints
+            litellm.drop_params = True  # drop params a provider does not support
+            # Token counting for llama/cohere names downloads a tokenizer from Hugging Face,
+            # synchronously inside the async call: offline that blocks ~25 s and prints
+            # retries. Use the bundled tiktoken tokenizer instead.
+            litellm.disable_hf_tokenizer_download = True
+            _quiet_logging()
+            _LITELLM = litellm
+    return _LITELLM
+
+
+# -- routing a model to its provider entry --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one model string is called: the config entry it uses and LiteLLM's kwargs."""
+
+    provider: str | None
+    """The `providers.<name>` entry used, or None (LiteLLM's own env/defaults)."""
+    model: str
+    """The model string handed to LiteLLM."""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    """api_key / api_base / extra_headers / custom_llm_provider."""
+
+
+def provider_for(model: str) -> str | None:
+    """The config entry a model string belongs to by its prefix (None if unknown)."""
+    prefix, sep, _ = model.partition("/")
+    if sep:
+        return _PREFIXES.get(prefix)
+    lower = model.lower()
+    return next((name for start, name in _BARE if lower.startswith(start)), None)
+
+
+def _with_v1(api_base: str) -> str:
+    """OpenAI-compatible servers live under /v1; the SDK does not add it. Add it when
+    the URL has no path at all (a URL with a path is left exactly as given)."""
+    parts = urlsplit(api_base)
+    if parts.scheme and parts.netloc and parts.path in ("", "/"):
+        return api_base.rstrip("/") + "/v1"
+    return api_base
+
+
+def resolve_route(settings: Settings, model: str) -> Route:
+    """Pick the provider entry for `model` and build LiteLLM's connection kwargs."""
+    name = provider_for(model)
+    custom = settings.providers.custom
+    if name is None and custom.api_base:
+        name = "custom"
+    if name is None:
+        return Route(None, model, {})
+    cfg = getattr(settings.providers, name)
+    prefix, _, rest = model.partition("/")
+    litellm_model = model
+    kwargs: dict[str, Any] = {}
+    if prefix == "vllm":
+        litellm_model = f"hosted_vllm/{rest}"  # LiteLLM's "vllm/" is the in-process engine
+    if name == "custom":
+        if prefix == "custom":
+            litellm_model = rest
+        kwargs["custom_llm_provider"] = "openai"  # any OpenAI-compatible endpoint
+    api_base = cfg.api_base
+    if api_base:
+        kwargs["api_base"] = _with_v1(api_base) if name in _OPENAI_COMPATIBLE else api_base
+    key = cfg.api_key.get_secret_value() if cfg.api_key is not None else ""
+    env = PROVIDER_ENV.get(name)
+    if key:
+        kwargs["api_key"] = key
+    elif api_base and not (env and os.environ.get(env)):
+        kwargs["api_key"] = LOCAL_DUMMY_KEY
+    if cfg.extra_headers:
+        kwargs["extra_headers"] = dict(cfg.extra_headers)
+    return Route(name, litellm_model, kwargs)
+
+
+def check_credentials(settings: Settings, model: str) -> str | None:
+    """A user-facing message when `model` cannot work for lack of a key, else None.
+
+    Local models (ollama, anything with an apiBase) and models of providers picobot does
+    not know (LiteLLM finds their keys itself) pass.
+    """
+    if model == "demo" or model.startswith("demo/"):
+        return None
+    route = resolve_route(settings, model)
+    name = route.provider
+    if name is None or name == "ollama" or "api_base" in route.kwargs:
+        return None
+    if "api_key" in route.kwargs:
+        return None
+    env = PROVIDER_ENV.get(name)
+    if env is None:  # vllm / custom with no apiBase
+        return (
+            f"Model `{model}` needs a server address: set providers.{name}.apiBase "
+            "(e.g. http://127.0.0.1:8000/v1) in the config, run `picobot onboard`, "
+            "or try `--model demo`."
+        )
+    if os.environ.get(env):
+        return None
+    return (
+        f"No API key for `{model}`: run `picobot onboard`, or set {env} in the "
+        f"environment, or providers.{name}.apiKey in the config; or try `--model demo` "
+        "to see picobot without a provider."
+    )
+
+
+# -- the client -----------------------------------------------------------------------------
+
+
+def _provider_sent_usage(response: Any) -> bool:
+    """LiteLLM makes up a usage estimate when the provider sends none; its raw chunk list
+    tells the two apart. If that list is missing (another LiteLLM version), trust it."""
+    chunks = getattr(response, "chunks", None)
+    if not isinstance(chunks, list):
+        return True
+    return any(getattr(c, "usage", None) for c in chunks)
+
+
+class LiteLLMClient:
+    """ModelClient over `litellm.acompletion`, streaming."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._windows: dict[str, int | None] = {}
+
+    def warm(self) -> None:
+        """Import LiteLLM and run one offline mock completion, so the first real call does
+        not pay LiteLLM's lazy imports and tokenizer load (~1.5 s). Blocking: call it from
+        a thread at start-up. Never raises."""
+        litellm = load_litellm()
+        try:
+            stream = litellm.completion(
+                model="openai/gpt-4o-mini",
+                messages=[{"role": "user", "content": "warm-up"}],
+                mock_response="ok",
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            for _ in stream:
+                pass
+        except Exception:  # warming is best effort
+            log.debug("LiteLLM warm-up call failed", exc_info=True)
+
+    def route(self, model: str) -> Route:
+        return resolve_route(self.settings, model)
+
+    def _scrubber(self, route: Route) -> Scrubber:
+        scrub = Scrubber(self.settings.secrets())
+        if route.kwargs.get("api_key") not in (None, LOCAL_DUMMY_KEY):
+            scrub.add(route.kwargs["api_key"])
+        return scrub
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        route = self.route(request.model)
+        scrub = self._scrubber(route)
+        kwargs: dict[str, Any] = {
+            "model": route.model,
+            "messages": list(request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "timeout": self.settings.agents.defaults.request_timeout,
+            "max_retries": 0,
+            **route.kwargs,
+        }
+        if request.tools:
+            kwargs["tools"] = list(request.tools)
+        response: Any = None
+        usage_chunk: Any = None
+        try:
+            # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
+            litellm = _LITELLM or await asyncio.to_thread(load_litellm)
+            response = await litellm.acompletion(**kwargs)
+            async for chunk in response:
+                if getattr(chunk, "usage", None):
+                    usage_chunk = chunk
+                if not chunk.choices:
+                    continue
+                delta = getattr(chunk.choices[0], "delta", None)
+                if delta is None:
+                    continue
+                if content := getattr(delta, "content", None):
+                    yield TextChunk(content)
+                for tc in getattr(delta, "tool_calls", None) or ():
+                    fn = getattr(tc, "function", None)
+                    yield ToolCallChunk(
+                        index=getattr(tc, "index", None),
+                        id=getattr(tc, "id", None),
+                        name=getattr(fn, "name", None),
+                        arguments=getattr(fn, "arguments", None),
+                    )
+        except Exception as exc:  # classified; CancelledError/GeneratorExit pass through
+            error = classify(
+                exc,
+                scrub=scrub,
+                model=request.model,
+                provider=route.provider,
+                env_var=PROVIDER_ENV.get(route.provider or ""),
+            )
+            log.info("model call failed: %s (%s)", error.message, type(exc).__name__)
+            raise error from None
+        finally:
+            if response is not None and hasattr(response, "aclose"):
+                try:
+                    await response.aclose()
+                except Exception:  # closing a broken stream must not mask the real error
+                    log.debug("closing the stream failed", exc_info=True)
+        if usage_chunk is not None and _provider_sent_usage(response):
+            yield self._usage(usage_chunk, route)
+
+    def _usage(self, chunk: Any, route: Route) -> UsageChunk:
+        usage = chunk.usage
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        hidden = getattr(chunk, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        if cost is None:
+            try:
+                parts = load_litellm().cost_per_token(
+                    model=route.model, prompt_tokens=prompt, completion_tokens=completion
+                )
+                cost = float(sum(parts))
+            except Exception:  # unknown model (ModelNotMappedError and friends): no cost
+                cost = None
+        return UsageChunk(prompt, completion, float(cost) if cost is not None else None)
+
+    def context_window(self, model: str) -> int | None:
+        """Config `contextWindow` first, else LiteLLM's model map (offline; may import
+        LiteLLM), else None."""
+        configured = self.settings.agents.defaults.context_window
+        if configured:
+            return configured
+        if model not in self._windows:
+            window: int | None = None
+            try:
+                info = load_litellm().get_model_info(self.route(model).model)
+                value = info.get("max_input_tokens") or info.get("max_tokens")
+                window = int(value) if value else None
+            except Exception:  # unknown model
+                window = None
+            self._windows[model] = window
+        return self._windows[model]

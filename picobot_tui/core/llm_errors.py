@@ -1,0 +1,281 @@
+"""Turns whatever LiteLLM (or the HTTP stack under it) raised into one classified LLMError.
+
+Classification is by exception type and HTTP status, walking the exception's cause chain
+(LiteLLM wraps connection failures as `InternalServerError("Connection error.")` and mid-stream
+failures as `MidStreamFallbackError`, but keeps the original httpx/openai error in the chain).
+Strings are a last resort ("overloaded", "Missing credentials"). Messages are one line: the
+cause, a short provider detail, and what to do; configured API keys are scrubbed out.
+
+No LiteLLM import at module level: the litellm classes are looked up only when an exception
+is being classified, and only if litellm is already loaded.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from picobot_tui.core.model import LLMError
+
+Scrub = Callable[[str], str]
+
+_PREFIX_RE = re.compile(r"^\s*(?:litellm\.)?[A-Za-z]*(?:Error|Exception|Timeout)\s*[:\-]\s*")
+_CUT_MARKERS = (" Original exception:", " Error_str:", "Received Model Group", "LiteLLM Retried")
+_MAX_DETAIL = 200
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, its causes/contexts and LiteLLM's `original_exception`, each once."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop(0)
+        if item is None or any(item is s for s in seen) or len(seen) > 20:
+            continue
+        seen.append(item)
+        yield item
+        original = getattr(item, "original_exception", None)
+        todo += [item.__cause__, item.__context__]
+        if isinstance(original, BaseException):
+            todo.append(original)
+
+
+def _any(exc: BaseException, types: tuple[type[BaseException], ...]) -> bool:
+    return bool(types) and any(isinstance(e, types) for e in _chain(exc))
+
+
+def _headers(exc: BaseException) -> Mapping[str, str]:
+    for source in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    ):
+        if source:
+            try:
+                return {str(k).lower(): str(v) for k, v in dict(source).items()}
+            except (TypeError, ValueError):
+                continue
+    return {}
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `Retry-After` (seconds or an HTTP date)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lower.get("retry-after-ms")
+    if raw_ms:
+        try:
+            value = float(raw_ms) / 1000
+            if math.isfinite(value):
+                return max(0.0, value)
+        except ValueError:
+            pass
+    raw = (lower.get("retry-after") or "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+        return max(0.0, value) if math.isfinite(value) else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    now = time.time() if now is None else now
+    return max(0.0, when.timestamp() - now)
+
+
+def _status(exc: BaseException) -> int | None:
+    for key in ("status_code", "status"):
+        value = getattr(exc, key, None)
+        if isinstance(value, int) and 100 <= value <= 599:
+            return value
+    return None
+
+
+def _body_error(exc: BaseException) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return {}
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        return inner if isinstance(inner, dict) else {"message": str(inner)}
+    return {}
+
+
+def _detail(exc: BaseException, scrub: Scrub) -> str:
+    """A short, one-line provider detail without LiteLLM's wrapper prefixes. Scrubbed
+    before it is shortened, so a key cut in half cannot slip through."""
+    text = scrub(str(_body_error(exc).get("message") or getattr(exc, "message", None) or exc))
+    for marker in _CUT_MARKERS:
+        text = text.split(marker, 1)[0]
+    text = text.replace("OpenAIException - ", "")
+    previous = None
+    while previous != text:
+        previous = text
+        text = _PREFIX_RE.sub("", text)
+    text = " ".join(text.split()).strip(" .")
+    if len(text) > _MAX_DETAIL:
+        text = text[: _MAX_DETAIL - 1] + "…"
+    return text
+
+
+def _litellm_types() -> dict[str, tuple[type[BaseException], ...]]:
+    """LiteLLM / openai / httpx exception classes, if those modules are already loaded."""
+    out: dict[str, tuple[type[BaseException], ...]] = {}
+
+    def get(module: str, *names: str) -> tuple[type[BaseException], ...]:
+        mod = sys.modules.get(module)
+        return tuple(t for n in names if isinstance(t := getattr(mod, n, None), type))
+
+    ll = "litellm.exceptions"
+    out["context"] = get(ll, "ContextWindowExceededError")
+    out["midstream"] = get(ll, "MidStreamFallbackError")
+    out["rate"] = get(ll, "RateLimitError") + get("openai", "RateLimitError")
+    out["timeout"] = (
+        get(ll, "Timeout")
+        + get("openai", "APITimeoutError")
+        + get("httpx", "TimeoutException")
+        + (TimeoutError,)
+    )
+    out["connection"] = (
+        get(ll, "APIConnectionError")
+        + get("openai", "APIConnectionError")
+        + get("httpx", "TransportError")
+        + (ConnectionError,)
+    )
+    out["auth"] = get(ll, "AuthenticationError", "PermissionDeniedError") + get(
+        "openai", "AuthenticationError", "PermissionDeniedError"
+    )
+    out["not_found"] = get(ll, "NotFoundError") + get("openai", "NotFoundError")
+    out["server"] = get(
+        ll, "ServiceUnavailableError", "InternalServerError", "BadGatewayError"
+    ) + get("openai", "InternalServerError")
+    out["bad_request"] = get(
+        ll, "BadRequestError", "UnprocessableEntityError", "UnsupportedParamsError"
+    ) + get("openai", "BadRequestError", "UnprocessableEntityError")
+    return out
+
+
+_ACTIONS = {
+    "rate_limit": "wait a moment and retry, or check your plan's rate limits",
+    "quota": "check the provider account's billing and quota",
+    "timeout": "retry, or raise agents.defaults.requestTimeout",
+    "connection": "check the network and providers.{provider}.apiBase, then retry",
+    "server": "the provider is having trouble; retry in a moment",
+    "auth": "set a valid key in providers.{provider}.apiKey{env} (or run `picobot onboard`), "
+    "or try `--model demo`",
+    "not_found": "check the model name (agents.defaults.model or --model) and "
+    "providers.{provider}.apiBase",
+    "context_window": "the conversation is too long for this model; start a new session or "
+    "lower agents.defaults.tokenBudget",
+    "bad_request": "the provider refused the request; check the model and its parameters",
+    "internal": "this looks like a bug; run with --logs and report it",
+}
+_CAUSES = {
+    "rate_limit": "Rate limited by the provider",
+    "quota": "The provider account is out of quota",
+    "timeout": "The provider did not answer in time",
+    "connection": "Could not reach the provider",
+    "server": "The provider had a server error",
+    "auth": "The provider rejected the API key",
+    "not_found": "The model was not found",
+    "context_window": "The request is larger than the model's context window",
+    "bad_request": "The provider rejected the request",
+    "internal": "Unexpected error calling the model",
+}
+_TRANSIENT = {"rate_limit", "timeout", "connection", "server"}
+
+
+def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> str:
+    status = _status(exc)
+    code = str(_body_error(exc).get("code") or getattr(exc, "code", None) or "")
+    if isinstance(exc, t["context"]) or code == "context_length_exceeded":
+        return "context_window"
+    if isinstance(exc, t["rate"]) or status == 429:
+        return "quota" if code == "insufficient_quota" else "rate_limit"
+    if _any(exc, t["timeout"]) or status == 408:
+        return "timeout"
+    if isinstance(exc, t["midstream"]):
+        return "server" if _any(exc, (json.JSONDecodeError,)) else "connection"
+    if isinstance(exc, t["auth"]) or status in (401, 403):
+        return "auth"
+    if isinstance(exc, t["not_found"]) or status == 404:
+        return "not_found"
+    # LiteLLM reports a refused/reset connection as InternalServerError("Connection error.")
+    # with a fabricated 500 response: the cause chain still holds the transport error.
+    if _any(exc, t["connection"]):
+        return "connection"
+    if isinstance(exc, t["server"]) or (status is not None and status >= 500):
+        return "server"
+    if isinstance(exc, t["bad_request"]) or status in (400, 413, 422):
+        return "bad_request"
+    text = str(exc).lower()
+    if "overloaded" in text:
+        return "server"
+    if "missing credentials" in text:
+        return "auth"
+    if "connection error" in text:
+        return "connection"
+    return "internal"
+
+
+def classify(
+    exc: BaseException,
+    *,
+    scrub: Scrub = lambda s: s,
+    model: str = "",
+    provider: str | None = None,
+    env_var: str | None = None,
+) -> LLMError:
+    """Classify `exc` into an LLMError with a one-line, key-free, actionable message.
+
+    `provider` (the `providers.<name>` entry) and `env_var` (its standard key variable) make
+    the advice name the exact setting to change.
+    """
+    if isinstance(exc, LLMError):
+        return exc
+    types = _litellm_types()
+    kind = _kind(exc, types)
+    status = _status(exc)
+    headers = _headers(exc)
+    cause = _CAUSES[kind]
+    if isinstance(exc, types["midstream"]):
+        status = None  # LiteLLM puts a made-up 500 on every mid-stream failure
+        if kind == "connection":
+            cause = "The response stream broke off before it finished"
+        elif kind == "server":
+            cause = "The provider sent a malformed stream chunk"
+    elif kind in ("connection", "timeout") and not headers:
+        status = None  # LiteLLM's made-up 500/408 when no HTTP response came back
+    detail = _detail(exc, scrub)
+    if kind == "internal":
+        detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    where = ", ".join(p for p in (model, f"HTTP {status}" if status else "") if p)
+    retry_after = parse_retry_after(headers) if kind in _TRANSIENT else None
+    action = _ACTIONS[kind].format(
+        provider=provider or "<name>", env=f" or {env_var}" if env_var else ""
+    )
+    if retry_after is not None:
+        action = f"retry after {retry_after:g} s"
+    message = cause + (f" ({where})" if where else "") + (f": {detail}" if detail else "")
+    message = scrub(" ".join(f"{message} — {action}.".split()))
+    return LLMError(
+        message,
+        kind=kind,
+        transient=kind in _TRANSIENT,
+        status=status,
+        retry_after=retry_after,
+        hint=scrub(action[0].upper() + action[1:] + "."),
+    )

@@ -1,0 +1,214 @@
+"""Error classification (core/llm_errors.py) on constructed exceptions; the end-to-end
+versions over real HTTP are in test_llm_client.py."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from picobot_tui.core.llm import load_litellm
+from picobot_tui.core.llm_errors import classify, parse_retry_after
+from picobot_tui.core.model import LLMError
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+REQ = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+
+
+@pytest.fixture(scope="module")
+def le():
+    return load_litellm().exceptions
+
+
+def _resp(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.Response(status, headers=headers or {}, request=REQ)
+
+
+# -- Retry-After ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "5"}, 5.0),
+        ({"retry-after": "1.5"}, 1.5),
+        ({"Retry-After": "-3"}, 0.0),
+        ({"Retry-After": "soon"}, None),
+        ({"Retry-After": "inf"}, None),
+        ({"Retry-After": "nan"}, None),
+        ({"Retry-After": ""}, None),
+        ({}, None),
+        ({"retry-after-ms": "250", "Retry-After": "9"}, 0.25),
+        ({"retry-after-ms": "junk", "Retry-After": "9"}, 9.0),
+    ],
+)
+def test_parse_retry_after_seconds(headers, expected):
+    assert parse_retry_after(headers) == expected
+
+
+def test_parse_retry_after_http_date():
+    now = 1_700_000_000.0
+    future = email.utils.formatdate(now + 30, usegmt=True)
+    past = email.utils.formatdate(now - 30, usegmt=True)
+    assert parse_retry_after({"Retry-After": future}, now=now) == pytest.approx(30)
+    assert parse_retry_after({"Retry-After": past}, now=now) == 0.0
+
+
+# -- by type --------------------------------------------------------------------------------
+
+
+def test_rate_limit_with_retry_after(le):
+    exc = le.RateLimitError("slow down", "openai", "m", response=_resp(429, {"retry-after": "7"}))
+    err = classify(exc, model="openai/m")
+    assert (err.kind, err.transient, err.status, err.retry_after) == ("rate_limit", True, 429, 7.0)
+    assert "openai/m" in err.message and "7 s" in err.message
+
+
+def test_rate_limit_without_retry_after(le):
+    err = classify(le.RateLimitError("slow down", "openai", "m", response=_resp(429)))
+    assert (err.kind, err.transient, err.retry_after) == ("rate_limit", True, None)
+
+
+def test_insufficient_quota_is_not_retried(le):
+    exc = le.RateLimitError("You exceeded your quota", "openai", "m", response=_resp(429))
+    exc.code = "insufficient_quota"
+    err = classify(exc)
+    assert (err.kind, err.transient) == ("quota", False)
+
+
+def test_context_window_is_checked_before_bad_request(le):
+    exc = le.ContextWindowExceededError("too long", "m", "openai", response=_resp(400))
+    assert isinstance(exc, le.BadRequestError)
+    err = classify(exc)
+    assert (err.kind, err.transient) == ("context_window", False)
+    assert "new session" in err.hint
+
+
+def test_bad_request_with_context_code_in_body(le):
+    exc = le.BadRequestError("x", "m", "openai", response=_resp(400))
+    exc.body = {"error": {"message": "too many tokens", "code": "context_length_exceeded"}}
+    assert classify(exc).kind == "context_window"
+
+
+@pytest.mark.parametrize(
+    ("factory", "kind", "transient"),
+    [
+        (lambda le: le.ServiceUnavailableError("busy", "openai", "m", _resp(503)), "server", True),
+        (lambda le: le.InternalServerError("boom", "openai", "m", _resp(500)), "server", True),
+        (lambda le: le.BadGatewayError("bad gw", "openai", "m", _resp(502)), "server", True),
+        (
+            lambda le: le.APIError(529, "Overloaded", "openai", "m", response=_resp(529)),
+            "server",
+            True,
+        ),
+        (lambda le: le.Timeout("timed out", "m", "openai"), "timeout", True),
+        (
+            lambda le: le.APIConnectionError("refused", "openai", "m", request=REQ),
+            "connection",
+            True,
+        ),
+        (lambda le: le.AuthenticationError("bad key", "openai", "m", _resp(401)), "auth", False),
+        (lambda le: le.PermissionDeniedError("no", "openai", "m", _resp(403)), "auth", False),
+        (lambda le: le.NotFoundError("no model", "m", "openai", _resp(404)), "not_found", False),
+        (lambda le: le.BadRequestError("bad", "m", "openai", _resp(400)), "bad_request", False),
+        (
+            lambda le: le.UnprocessableEntityError("bad", "m", "openai", _resp(422)),
+            "bad_request",
+            False,
+        ),
+    ],
+)
+def test_kinds_by_type(le, factory, kind, transient):
+    err = classify(factory(le))
+    assert (err.kind, err.transient) == (kind, transient)
+    assert err.message and "\n" not in err.message
+
+
+def test_midstream_cut_is_transient_connection(le):
+    original = le.APIConnectionError("Connection error.", "openai", "m", request=REQ)
+    exc = le.MidStreamFallbackError(
+        "cut", "m", "openai", original_exception=original, generated_content="partial"
+    )
+    err = classify(exc)
+    assert (err.kind, err.transient, err.status) == ("connection", True, None)
+    assert "broke off" in err.message
+
+
+def test_midstream_malformed_json_is_transient_server(le):
+    try:
+        json.loads('{"broken')
+    except ValueError as bad:
+        exc = le.MidStreamFallbackError("bad chunk", "m", "openai", original_exception=bad)
+    err = classify(exc)
+    assert (err.kind, err.transient) == ("server", True)
+    assert "malformed" in err.message
+
+
+def test_connection_error_disguised_as_internal_server_error(le):
+    # LiteLLM reports connection refused as InternalServerError("Connection error.") with
+    # a made-up 500; the transport error is still in the chain.
+    exc = le.InternalServerError("Connection error.", "openai", "m", _resp(500))
+    exc.__context__ = ConnectionRefusedError(111, "Connection refused")
+    err = classify(exc)
+    assert (err.kind, err.transient, err.status) == ("connection", True, None)
+
+
+def test_plain_python_errors():
+    assert classify(ConnectionResetError()).kind == "connection"
+    assert classify(TimeoutError()).kind == "timeout"
+    assert classify(httpx.ReadTimeout("slow")).kind == "timeout"
+    assert classify(RuntimeError("the model is overloaded")).kind == "server"
+    err = classify(ValueError("weird"))
+    assert (err.kind, err.transient) == ("internal", False)
+    assert "ValueError" in err.message
+
+
+def test_llm_error_passes_through():
+    original = LLMError("x", kind="auth", transient=False)
+    assert classify(original) is original
+
+
+def test_provider_name_in_advice(le):
+    exc = le.AuthenticationError("bad key", "openai", "m", _resp(401))
+    err = classify(exc, provider="groq", env_var="GROQ_API_KEY")
+    assert "providers.groq.apiKey" in err.hint and "GROQ_API_KEY" in err.hint
+    assert "picobot onboard" in err.message and "--model demo" in err.message
+
+
+def test_wrapper_prefixes_are_stripped(le):
+    exc = le.NotFoundError(
+        "NotFoundError: OpenAIException - The model `x` does not exist", "m", "openai", _resp(404)
+    )
+    err = classify(exc)
+    assert "OpenAIException" not in err.message and "litellm." not in err.message
+    assert "The model `x` does not exist" in err.message
+
+
+def test_long_multiline_detail_becomes_one_short_line():
+    err = classify(RuntimeError("line one\nline two " + "x" * 1000))
+    assert "\n" not in err.message and len(err.message) < 400
+
+
+@given(st.text(max_size=200), st.sampled_from([401, 404, 429, 500, 400]))
+def test_key_never_leaks(prefix, status):
+    from picobot_tui.core.secrets import Scrubber
+
+    le = load_litellm().exceptions
+    text = f"{prefix} Incorrect API key provided: {SECRET} {prefix}"
+    exc = le.APIError(status, text, "openai", "m", response=_resp(status))
+    err = classify(exc, scrub=Scrubber([SECRET], include_env=False), model="openai/m")
+    assert SECRET not in err.message and SECRET not in err.hint
+    assert "\n" not in err.message
+
+
+def test_key_cut_by_truncation_does_not_leak(le):
+    from picobot_tui.core.secrets import Scrubber
+
+    for pad in range(150, 210):
+        exc = le.AuthenticationError("x" * pad + f" key {SECRET} end", "openai", "m", _resp(401))
+        err = classify(exc, scrub=Scrubber([SECRET], include_env=False))
+        assert SECRET[:12] not in err.message
