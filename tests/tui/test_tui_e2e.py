@@ -1,0 +1,142 @@
+"""End to end: the real `picobot agent` console script in tmux, against the local
+OpenAI-compatible test server (through LiteLLM). Types a message, waits for the streamed
+answer and the tool call on screen, quits with Ctrl+Q, and checks the session file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+ANSWER = "The workspace holds one file, hello.txt, and nothing else."
+
+
+def _picobot() -> list[str]:
+    exe = shutil.which("picobot")
+    return [exe] if exe else [sys.executable, "-m", "picobot_tui"]
+
+
+class Tmux:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def run(self, *args: str) -> str:
+        out = subprocess.run(["tmux", *args], check=True, capture_output=True, text=True)
+        return out.stdout
+
+    def alive(self) -> bool:
+        return (
+            subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True).returncode
+            == 0
+        )
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.name) if self.alive() else ""
+
+    def wait_for(self, condition: Callable[[str], bool], what: str, limit: float = 60) -> str:
+        """Poll the screen until `condition` holds (a generous bound, never an assertion
+        about speed)."""
+        deadline = time.monotonic() + limit
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", self.name, *keys)
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    t = Tmux(f"picobot-e2e-{uuid.uuid4().hex[:8]}")
+    yield t
+    if t.alive():
+        t.run("kill-session", "-t", t.name)
+
+
+def test_picobot_agent_in_tmux(server, tmux, picobot_home, tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "hello.txt").write_text("hi\n")
+    config = {
+        "agents": {"defaults": {"model": "openai/test-model", "maxRetries": 0}},
+        "providers": {"openai": {"apiKey": "sk-test-dummy", "apiBase": server.url}},
+        "ui": {"bell": "never"},
+    }
+    (picobot_home / "config.json").write_text(json.dumps(config))
+    server.script(
+        [
+            tool_call_reply("list_dir", {"path": "."}, id="call_e2e"),
+            text_reply(ANSWER, chunk_size=6),
+        ]
+    )
+    exit_file = tmp_path / "exit-code"
+    env = {
+        "PICOBOT_HOME": str(picobot_home),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "TERM": "xterm-256color",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+    command = " ".join(
+        [
+            "env",
+            *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+            *map(shlex.quote, _picobot()),
+            "agent",
+            "--workspace",
+            shlex.quote(str(workspace)),
+            "; echo $? >",
+            shlex.quote(str(exit_file)),
+        ]
+    )
+    tmux.run("new-session", "-d", "-s", tmux.name, "-x", "120", "-y", "36", command)
+
+    tmux.wait_for(lambda s: "Message picobot" in s, "the first frame")
+    tmux.keys("-l", "what is in the workspace?")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(
+        lambda s: "nothing else." in s and "idle" in s, "the streamed answer", limit=90
+    )
+    assert "list_dir" in screen  # the tool call, inline and in the timeline
+    assert "what is in the workspace?" in screen
+
+    tmux.keys("C-q")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not exit_file.exists():
+        time.sleep(0.1)
+    assert exit_file.exists(), "picobot did not exit after Ctrl+Q"
+    assert exit_file.read_text().strip() == "0"
+
+    [session_file] = (picobot_home / "sessions").glob("cli_*.jsonl")
+    lines = [json.loads(x) for x in session_file.read_text().splitlines() if x.strip()]
+    messages = [m for m in lines if m.get("_type") != "meta"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[2]["tool_call_id"] == "call_e2e" and messages[2]["status"] == "ok"
+    assert messages[-1]["content"] == ANSWER
+    assert len(server.requests) == 2
