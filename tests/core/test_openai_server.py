@@ -401,7 +401,7 @@ def test_cli_serves_a_json_script(tmp_path):
             }
         )
     )
-    proc, url = _spawn("--script", str(script))
+    proc, url = _spawn("--script", str(script), "--delay", "0.001")
     try:
         body = {"model": "m", "messages": []}
         first = httpx.post(f"{url}/chat/completions", json=body, timeout=10).json()

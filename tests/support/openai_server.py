@@ -713,14 +713,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--script", help='JSON file: a list of steps, or {"steps": [...], "default": {...}}'
     )
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds between default chunks")
+    parser.add_argument(
+        "--delay", type=float, default=0.0, help="seconds before each chunk of the default reply"
+    )
     args = parser.parse_args(argv)
     steps: list[Step] = []
     default: Step | None = None
     if args.script:
         steps, default = _load_script(args.script)
     if default is None:
-        default = slow(args.delay, text_reply(DEFAULT_MARKDOWN, chunk_size=6))
+        default = text_reply(DEFAULT_MARKDOWN, chunk_size=6)
+    if args.delay and isinstance(default, Reply):
+        default = replace(default, delay=args.delay)
     server = OpenAITestServer(steps, default=default, port=args.port).start()
     print(server.url, flush=True)
     stop = threading.Event()
