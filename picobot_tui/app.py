@@ -28,9 +28,9 @@ from textual.worker import Worker, WorkerState
 import picobot_tui.styles
 from picobot_tui.config import Settings
 from picobot_tui.tui_commands import SLASH_COMMANDS, parse_slash, system_commands
+from picobot_tui.tui_config import credentials_hint
 from picobot_tui.tui_router import EventRouter
 from picobot_tui.tui_sessions import SessionSwitcher
-from picobot_tui.widgets.approval import ApprovalScreen
 from picobot_tui.widgets.blocks import Block, code_blocks
 from picobot_tui.widgets.budget_gauge import BudgetGauge
 from picobot_tui.widgets.conversation import ConversationPane
@@ -190,13 +190,7 @@ class PicobotApp(App[int]):
             except Exception as e:  # a failed warm-up shows on the first real call
                 log.warning("model warm-up failed: %s", e)
         if self._model_client is None:
-            try:
-                from picobot_tui.run_context import credentials_problem
-
-                problem = credentials_problem(self.settings, self.runtime.loop.model_name)
-            except Exception as e:
-                problem = None
-                log.warning("credentials check failed: %s", e)
+            problem = credentials_hint(self.settings, self.runtime.loop.model_name)
             if problem:
                 self.call_from_thread(self.conversation.add_notice, "error", problem)
 
@@ -280,40 +274,12 @@ class PicobotApp(App[int]):
             await self.wait_idle()
         self.exit(0)
 
-    # -- approval ----------------------------------------------------------------------
+    # -- approval and bell -------------------------------------------------------------
     async def confirm(self, request: ApprovalRequest) -> str:
-        """The loop's `confirm`: a modal, resolved through a future."""
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        """The loop's `confirm` coroutine: the approval modal (see tui_approval)."""
+        from picobot_tui.tui_approval import ask
 
-        def done(result: str | None) -> None:
-            if not future.done():
-                future.set_result(result or "deny")
-
-        screen = ApprovalScreen(request.id, request.name, request.arguments, request.preview)
-        self.push_screen(screen, done)
-        try:
-            decision = await future
-        except asyncio.CancelledError:
-            if screen.is_attached and self.screen is screen:
-                screen.dismiss(None)
-            raise
-        if decision == "always":
-            self._always_allow(request.name)
-            decision = "allow_session"
-        self.router.state = "running tool" if decision != "deny" else "thinking"
-        return decision
-
-    def _always_allow(self, tool: str) -> None:
-        from picobot_tui.tui_config import persist_always_allow
-
-        if tool not in self.settings.tools.always_allow:
-            self.settings.tools.always_allow.append(tool)
-        try:
-            path = persist_always_allow(tool)
-        except (OSError, ValueError) as e:
-            self.notify(f"Could not save to config.json: {e}", severity="error")
-        else:
-            self.notify(f"{tool} is now always allowed (saved to {path})")
+        return await ask(self, request)
 
     def ring(self) -> None:
         mode = self.settings.ui.bell
@@ -352,35 +318,9 @@ class PicobotApp(App[int]):
         yield from system_commands(self)
 
     async def run_slash(self, name: str, arg: str) -> None:
-        from picobot_tui.tui_commands import help_text
+        from picobot_tui.tui_commands import run_slash
 
-        match name:
-            case "new":
-                await self.action_new_session()
-            case "sessions":
-                self.action_sessions()
-            case "resume" if arg:
-                await self.sessions.resume(arg)
-            case "model" if arg:
-                self.set_model(arg)
-            case "model":
-                self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
-            case "compact":
-                self.action_compact()
-            case "export":
-                self.action_export()
-            case "copy":
-                self.action_copy_code() if arg == "code" else self.action_copy_last()
-            case "clear":
-                await self.conversation.clear()
-            case "help":
-                await self.conversation.add_notice("info", help_text())
-            case "quit" | "exit" | "q":
-                await self.action_quit()
-            case _:
-                usage = next((c for c in SLASH_COMMANDS if c.name == name), None)
-                hint = f"Usage: /{name} {usage.args}" if usage else "Type /help for the list."
-                self.notify(f"/{name}: {hint}", severity="warning")
+        await run_slash(self, name, arg)
 
     def set_model(self, name: str) -> None:
         assert self.runtime is not None

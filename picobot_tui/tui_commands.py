@@ -70,3 +70,34 @@ def system_commands(app: PicobotApp) -> Iterable[SystemCommand]:
     )
     yield SystemCommand("Interrupt", "Stop the running turn (Esc)", app.action_interrupt)
     yield SystemCommand("Help", "Show commands and keys", app.action_help)
+
+
+async def run_slash(app: PicobotApp, name: str, arg: str) -> None:
+    """Run `/name arg` in the app."""
+    match name:
+        case "new":
+            await app.action_new_session()
+        case "sessions":
+            app.action_sessions()
+        case "resume" if arg:
+            await app.sessions.resume(arg)
+        case "model" if arg:
+            app.set_model(arg)
+        case "model":
+            app.notify(f"Model: {app.status.model}. Use /model NAME to switch.")
+        case "compact":
+            app.action_compact()
+        case "export":
+            app.action_export()
+        case "copy":
+            app.action_copy_code() if arg == "code" else app.action_copy_last()
+        case "clear":
+            await app.conversation.clear()
+        case "help":
+            await app.conversation.add_notice("info", help_text())
+        case "quit" | "exit" | "q":
+            await app.action_quit()
+        case _:
+            usage = next((c for c in SLASH_COMMANDS if c.name == name), None)
+            hint = f"Usage: /{name} {usage.args}" if usage else "Type /help for the list."
+            app.notify(f"/{name}: {hint}", severity="warning")

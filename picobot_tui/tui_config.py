@@ -1,14 +1,18 @@
-"""Small writes to config.json from the TUI ("always allow" a tool), keeping the user's keys."""
+"""Config helpers for the TUI: "always allow" a tool in config.json (keeping the user's
+other keys), and the credentials hint shown at start-up."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.config import config_path, strip_json_comments
+from picobot_tui.config import Settings, config_path, strip_json_comments
+
+log = logging.getLogger("picobot")
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -55,3 +59,15 @@ def persist_always_allow(tool: str, path: Path | None = None) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def credentials_hint(settings: Settings, model: str) -> str | None:
+    """What to do when `model` has no usable key (None when fine). May import litellm:
+    call it from a thread."""
+    try:
+        from picobot_tui.run_context import credentials_problem
+
+        return credentials_problem(settings, model)
+    except Exception as e:  # the first real call reports the problem anyway
+        log.warning("credentials check failed: %s", e)
+        return None
