@@ -3,9 +3,10 @@
 `SessionBrowserScreen(store)` dismisses with `("resume", key)`, `("new", None)`, or `None`
 (Escape). It never reaches into the app: the caller decides what resuming means.
 
-Nothing here touches the disk on the UI thread. The listing arrives a page at a time from a
-thread worker, the next page only when the user scrolls near the end, so 10,000 sessions cost
-the same to open as 10. A filter runs `store.search` (title and content) in an exclusive thread
+Nothing here touches the disk on the UI thread. A thread worker fetches the first page, and
+once it is painted, the rest in a second call (each `store.list` ranks every session, so one
+call beats many); rows go into the table a page at a time as the user nears the end, so
+10,000 sessions open about as fast as 10. A filter runs `store.search` (title and content) in an exclusive thread
 worker that streams batches back as messages; every keystroke cancels the running search and
 restarts it after a short debounce. Rename, delete and export run in workers too.
 """
@@ -16,6 +17,7 @@ import asyncio
 import dataclasses
 import re
 import time
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,8 +40,8 @@ if TYPE_CHECKING:
 
 CSS_FILE = Path(picobot_tui.styles.__file__).parent / "session_browser.tcss"
 
-FIRST_PAGE = 100  # enough to fill any terminal
-PAGE = 200
+FIRST_PAGE = 100  # rows fetched and shown at once: enough to fill any terminal
+PAGE = 200  # rows added to the list each time the cursor or viewport nears its end
 SEARCH_LIMIT = 500
 SEARCH_DEBOUNCE = 0.15  # seconds after the last keystroke
 SEARCH_FLUSH = 0.05  # stream search hits to the UI at most this often (the first at once)
@@ -57,8 +59,10 @@ def safe_filename(key: str) -> str:
 # ---- messages from the worker threads (post_message is thread-safe) ------------------------
 
 
-class _PageLoaded(Message):
-    def __init__(self, offset: int, limit: int, rows: list[SessionInfo], error: str = "") -> None:
+class _Rows(Message):
+    def __init__(
+        self, offset: int, limit: int | None, rows: list[SessionInfo], error: str = ""
+    ) -> None:
         super().__init__()
         self.offset, self.limit, self.rows, self.error = offset, limit, rows, error
 
@@ -183,11 +187,13 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self.store = store
         self.export_dir = export_dir
         # Listing (no filter): what has been fetched so far, in order.
-        self._browse: list[SessionInfo] = []
-        self._browse_keys: set[str] = set()
+        self._browse: list[SessionInfo] = []  # in the list (when no filter), in order
+        self._backlog: deque[SessionInfo] = deque()  # fetched, not shown yet
+        self._known: set[str] = set()  # keys of both
         self._offset = 0  # rows consumed from store.list
-        self._exhausted = False
-        self._page_pending = False
+        self._complete = False  # nothing beyond `_offset`
+        self._fetching = False
+        self._want_more = False  # the user reached the end before the rest arrived
         # Filter.
         self._query = ""
         self._search_generation = 0
@@ -216,7 +222,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._request_page()
+        self._fetch(FIRST_PAGE)
         self._set_status("loading…")
 
     @property
@@ -240,55 +246,68 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self.query_one("#browser-status", Label).update(text)
 
     def _listing_status(self) -> str:
-        n = len(self._browse)
-        if not n and self._exhausted:
+        n = len(self._browse) + len(self._backlog)
+        if not n and self._complete:
             return "no sessions"
-        return f"{n}{'' if self._exhausted else '+'} session{'s' if n != 1 else ''}"
+        return f"{n:,}{'' if self._complete else '+'} session{'s' if n != 1 else ''}"
 
-    # ---- listing, a page at a time ---------------------------------------------------------
+    # ---- listing: the first page at once, the rest in one call, shown a page at a time ----
 
-    def _request_page(self) -> None:
-        if self._page_pending or self._exhausted:
+    def _fetch(self, limit: int | None) -> None:
+        if self._fetching or self._complete:
             return
-        self._page_pending = True
-        limit = FIRST_PAGE if not self._offset else PAGE
-        self._fetch_page(self._offset, limit)
+        self._fetching = True
+        self._fetch_rows(self._offset, limit)
 
-    @work(thread=True, group="pages", exit_on_error=False)
-    def _fetch_page(self, offset: int, limit: int) -> None:
+    @work(thread=True, group="listing", exit_on_error=False)
+    def _fetch_rows(self, offset: int, limit: int | None) -> None:
         try:
             rows = self.store.list(limit=limit, offset=offset)
         except Exception as error:
-            self.post_message(_PageLoaded(offset, limit, [], error=str(error)))
+            self.post_message(_Rows(offset, limit, [], error=str(error)))
         else:
-            self.post_message(_PageLoaded(offset, limit, rows))
+            self.post_message(_Rows(offset, limit, rows))
 
-    @on(_PageLoaded)
-    def _page_loaded(self, message: _PageLoaded) -> None:
-        self._page_pending = False
+    @on(_Rows)
+    def _rows_fetched(self, message: _Rows) -> None:
+        self._fetching = False
         if message.error:
-            self._exhausted = True
+            self._complete = True
             self._set_status(self._listing_status())
             self.notify(f"Could not list sessions: {message.error}", severity="error")
             return
         self._offset = message.offset + len(message.rows)
-        self._exhausted = len(message.rows) < message.limit
-        # Offsets shift when sessions are added meanwhile: skip rows already listed.
-        fresh = [info for info in message.rows if info.key not in self._browse_keys]
-        self._browse.extend(fresh)
-        self._browse_keys.update(info.key for info in fresh)
-        if self._query:
-            return
-        first = not self.table.row_count
-        self.table.add_sessions(fresh)
-        self._set_status(self._listing_status())
-        if first:
+        self._complete = message.limit is None or len(message.rows) < message.limit
+        # Sessions created meanwhile shift the offsets: skip rows already fetched.
+        fresh = [info for info in message.rows if info.key not in self._known]
+        self._known.update(info.key for info in fresh)
+        self._backlog.extend(fresh)
+        first = not self._browse
+        if first or self._want_more:
+            self._reveal(FIRST_PAGE if first else PAGE)
+        else:
+            self._set_status(self._listing_status())
+        if first and not self._query:
             self._selection_changed()
+        if not self._complete:
+            # Every store.list call ranks all sessions, so fetch the rest in one call, in
+            # memory after that; and only once the first rows are on screen.
+            self.call_after_refresh(self._fetch, None)
+
+    def _reveal(self, count: int) -> None:
+        """Move up to `count` fetched rows into the listing."""
+        self._want_more = not self._backlog and not self._complete
+        rows = [self._backlog.popleft() for _ in range(min(count, len(self._backlog)))]
+        self._browse.extend(rows)
+        if not self._query:
+            if rows:
+                self.table.add_sessions(rows)
+            self._set_status(self._listing_status())
 
     @on(SessionTable.NearEnd)
     def _near_end(self) -> None:
         if not self._query:
-            self._request_page()
+            self._reveal(PAGE)
 
     def _show_listing(self) -> None:
         """Back from a filter to the listing fetched so far."""
@@ -479,10 +498,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         except Exception as error:
             self.notify(f"Delete failed: {error}", severity="error")
             return
-        if info.key in self._browse_keys:
-            self._browse_keys.discard(info.key)
+        if info.key in self._known:
+            self._known.discard(info.key)
             self._browse = [i for i in self._browse if i.key != info.key]
-            self._offset = max(0, self._offset - 1)  # later pages shift up by one
+            self._offset = max(0, self._offset - 1)  # the rest shifts up by one
         self.table.remove_session(info.key)
         if not self._query:
             self._set_status(self._listing_status())

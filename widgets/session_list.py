@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
@@ -44,6 +45,12 @@ def format_time(value: str) -> str:
 class SessionTable(DataTable):
     """Sessions, one per row: title (as wide as the table allows), updated, count, model."""
 
+    # Rows never scroll sideways (the title column fits), so Home/End go to the first/last row.
+    BINDINGS = [
+        Binding("home", "scroll_top", "First", show=False),
+        Binding("end", "scroll_bottom", "Last", show=False),
+    ]
+
     class NearEnd(Message):
         """The cursor or the viewport is close to the last loaded row."""
 
@@ -58,10 +65,12 @@ class SessionTable(DataTable):
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._infos: dict[str, SessionInfo] = {}  # insertion order is display order
         self._title_width = 40
+        self._near_end_posted = -1  # row_count when NearEnd was last posted
+        self._check_scheduled = False
 
     def on_mount(self) -> None:
         self._add_columns()
-        self.watch(self, "scroll_y", self._check_near_end, init=False)
+        self.watch(self, "scroll_y", self._schedule_check, init=False)
 
     def _add_columns(self) -> None:
         self.add_column("Title", key="title", width=self._title_width)
@@ -92,6 +101,7 @@ class SessionTable(DataTable):
         """Replace all rows."""
         self.clear()
         self._infos.clear()
+        self._near_end_posted = -1
         self.add_sessions(infos)
 
     def add_sessions(self, infos: Iterable[SessionInfo]) -> int:
@@ -146,17 +156,26 @@ class SessionTable(DataTable):
 
     # ---- events ---------------------------------------------------------------------------
 
-    def _check_near_end(self, _scroll_y: float = 0.0) -> None:
-        if not self.row_count:
-            return
+    def _schedule_check(self, *_: object) -> None:
+        # add_row fires the cursor watcher once per row: check once, after the batch is in.
+        if not self._check_scheduled:
+            self._check_scheduled = True
+            self.call_after_refresh(self._check_near_end)
+
+    def _check_near_end(self) -> None:
+        self._check_scheduled = False
+        if not self.row_count or self.row_count == self._near_end_posted:
+            return  # one NearEnd per table length: the screen adds rows or has none left
+        # Rows are one line high; counted in rows, not virtual_size, which updates lazily.
         near_cursor = self.cursor_row >= self.row_count - NEAR_END
-        near_view = self.scroll_y + self.size.height >= self.virtual_size.height - NEAR_END
+        near_view = self.scroll_y + self.size.height >= self.row_count - NEAR_END
         if near_cursor or near_view:
+            self._near_end_posted = self.row_count
             self.post_message(self.NearEnd())
 
     def watch_cursor_coordinate(self, old, new) -> None:  # type: ignore[override]
         super().watch_cursor_coordinate(old, new)
-        self._check_near_end()
+        self._schedule_check()
 
     def on_key(self, event: events.Key) -> None:
         if event.is_printable and event.character and event.character != " ":

@@ -20,7 +20,7 @@ from picobot_tui.widgets.session_preview import render_transcript
 from textual.app import App
 from textual.content import Content
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input, Label, Static
 
 from picobot_tui.core.sessions import SessionInfo, SessionStore
 
@@ -337,7 +337,11 @@ async def test_two_thousand_sessions_load_lazily_and_search_finds_an_old_one(tmp
         # Only the first page is loaded: the newest rows, not all 2,000.
         assert screen.table.keys[:3] == ["cli:s1999", "cli:s1998", "cli:s1997"]
         assert screen.table.row_count == FIRST_PAGE
-        # Going to the end of what is loaded fetches the next page.
+        # The rest is fetched in the background (one call), but not put in the table...
+        status = screen.query_one("#browser-status", Label)
+        await wait_until(pilot, lambda: str(status.content) == "2,000 sessions", "the count")
+        assert screen.table.row_count == FIRST_PAGE
+        # ... until the user gets near the end of what is shown.
         screen.table.focus()
         await pilot.press("end")
         await wait_until(pilot, lambda: screen.table.row_count > FIRST_PAGE, "the next page")
