@@ -3,9 +3,9 @@
 `SessionBrowserScreen(store)` dismisses with `("resume", key)`, `("new", None)`, or `None`
 (Escape). It never reaches into the app: the caller decides what resuming means.
 
-Nothing here touches the disk on the UI thread. A thread worker fetches the first page, and
-once it is painted, the rest in a second call (each `store.list` ranks every session, so one
-call beats many); rows go into the table a page at a time as the user nears the end, so
+Nothing here touches the disk on the UI thread. A thread worker fetches the first page; when
+the user scrolls near its end, the rest comes in one more call (each `store.list` ranks every
+session, so one call beats many) and goes into the table a page at a time from memory. So
 10,000 sessions open about as fast as 10. A filter runs `store.search` (title and content) in an exclusive thread
 worker that streams batches back as messages; every keystroke cancels the running search and
 restarts it after a short debounce. Rename, delete and export run in workers too.
@@ -289,10 +289,6 @@ class SessionBrowserScreen(Screen[BrowserResult]):
             self._set_status(self._listing_status())
         if first and not self._query:
             self._selection_changed()
-        if not self._complete:
-            # Every store.list call ranks all sessions, so fetch the rest in one call, in
-            # memory after that; and only once the first rows are on screen.
-            self.call_after_refresh(self._fetch, None)
 
     def _reveal(self, count: int) -> None:
         """Move up to `count` fetched rows into the listing."""
@@ -306,8 +302,14 @@ class SessionBrowserScreen(Screen[BrowserResult]):
 
     @on(SessionTable.NearEnd)
     def _near_end(self) -> None:
-        if not self._query:
-            self._reveal(PAGE)
+        if self._query:
+            return
+        self._reveal(PAGE)
+        if not self._backlog:
+            # Every store.list call ranks all sessions, so the rest comes in one call (only
+            # when the user scrolls: opening the browser costs one page) and is then shown
+            # from memory.
+            self._fetch(None)
 
     def _show_listing(self) -> None:
         """Back from a filter to the listing fetched so far."""
