@@ -50,7 +50,7 @@ def build_runtime(
     ws = settings.workspace_path
     ws.mkdir(parents=True, exist_ok=True)
     scrub = Scrubber(settings.secrets())
-    store = SessionStore(settings.sessions_dir)
+    store = SessionStore(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)
     tools = default_registry(ToolContext(workspace=ws, config=settings.tools), scrub=scrub)
     client = model_client or make_model_client(settings, model_name)
