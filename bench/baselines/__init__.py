@@ -1,0 +1,1 @@
+"""Baseline programs the figures are compared against (run as scripts)."""
