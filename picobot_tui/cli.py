@@ -3,6 +3,7 @@ every command imports what it needs when it runs."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -105,14 +106,13 @@ def agent(
 
 
 def _store():  # type: ignore[no-untyped-def]
-    from picobot_tui.config import ConfigError, load_settings
+    # The sessions commands need only the directory, not the settings: loading them would
+    # import pydantic-settings (~0.1 s of CPU, a third of `sessions list`), and a typo in
+    # config.json should not stop anyone from listing or exporting their sessions.
     from picobot_tui.core.sessions import SessionStore
+    from picobot_tui.paths import sessions_dir
 
-    try:
-        settings, _ = load_settings()
-    except ConfigError as e:
-        _fail(str(e), 2)
-    return SessionStore(settings.sessions_dir)
+    return SessionStore(sessions_dir())
 
 
 def _resolve(store, raw: str) -> str:  # type: ignore[no-untyped-def]
@@ -222,8 +222,16 @@ def onboard(
     raise typer.Exit(run_onboard(force=force))
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(143)
+
+
 def main() -> None:
     """Console-script entry point."""
+    # Until a front end installs its own handlers (the headless loop turns SIGTERM into a
+    # clean cancellation), SIGTERM exits with the documented 143 instead of the default
+    # action's "killed by signal 15".
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except KeyboardInterrupt:

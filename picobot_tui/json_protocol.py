@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import threading
 from contextlib import aclosing, suppress
@@ -104,7 +105,9 @@ class JsonChannel:
                 fut.set_result("deny")
         self.messages.put_nowait(_EOF)
 
-    async def serve(self, run: Run) -> None:
+    async def serve(self, run: Run, signals: list[int] | None = None) -> None:
+        """Run queued messages in order until EOF, or until a signal arrives (`signals` is
+        the list the signal handlers append to)."""
         while True:
             item = await self.messages.get()
             if item is _EOF:
@@ -123,22 +126,54 @@ class JsonChannel:
             async with aclosing(loop.run_turn(run.session, item["content"])) as events:
                 async for event in events:
                     self.emit_event(event)
+            if signals:
+                # The loop turned the signal's cancellation into a cancelled turn (and
+                # swallowed it), so stop here instead of waiting for more input.
+                return
 
 
-def _reader(channel: JsonChannel, loop: asyncio.AbstractEventLoop, stdin: IO[bytes]) -> None:
-    """Read stdin in a thread so a slow or huge line never blocks the event loop."""
+def _reader(channel: JsonChannel, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+    """Read stdin in a thread so a slow or huge line never blocks the event loop.
+
+    Raw `os.read` on the descriptor, not `sys.stdin.buffer`: a daemon thread blocked inside a
+    BufferedReader holds its lock, and the interpreter aborts at exit ("could not acquire lock
+    for <stdin> at interpreter shutdown") when a signal ends picobot while stdin is open.
+    """
+    buf = bytearray()
+    scanned = 0  # bytes of `buf` known to hold no newline
+    discarding = False  # inside a line that was already reported as too long
     while True:
-        line = stdin.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            break
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while True:  # discard the rest of the oversized line
-                rest = stdin.readline(MAX_LINE_BYTES)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            loop.call_soon_threadsafe(channel.handle_line, None, True)
+        try:
+            chunk = os.read(fd, 65536)
+        except InterruptedError:
             continue
-        loop.call_soon_threadsafe(channel.handle_line, line)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        buf += chunk
+        while True:
+            nl = buf.find(b"\n", scanned)
+            if nl < 0:
+                scanned = len(buf)
+                if len(buf) > MAX_LINE_BYTES:
+                    if not discarding:
+                        loop.call_soon_threadsafe(channel.handle_line, None, True)
+                        discarding = True
+                    buf.clear()
+                    scanned = 0
+                break
+            line = bytes(buf[: nl + 1])
+            del buf[: nl + 1]
+            scanned = 0
+            if discarding:  # the end of an oversized line
+                discarding = False
+            elif len(line) - 1 > MAX_LINE_BYTES:
+                loop.call_soon_threadsafe(channel.handle_line, None, True)
+            else:
+                loop.call_soon_threadsafe(channel.handle_line, line)
+    if buf and not discarding:
+        loop.call_soon_threadsafe(channel.handle_line, bytes(buf))
     loop.call_soon_threadsafe(channel.handle_eof)
 
 
@@ -152,11 +187,11 @@ async def _run(opts: RunOptions, yes: bool) -> int:
         install_signal_handlers(task, received)
         threading.Thread(
             target=_reader,
-            args=(channel, asyncio.get_running_loop(), sys.stdin.buffer),
+            args=(channel, asyncio.get_running_loop(), sys.stdin.fileno()),
             daemon=True,
         ).start()
         with suppress(asyncio.CancelledError):
-            await channel.serve(run)
+            await channel.serve(run, received)
     if received:
         return signal_exit(received)
     # A failed turn is reported in its events; the channel itself ended cleanly.

@@ -1,0 +1,188 @@
+"""SIGINT and SIGTERM at varied moments: picobot ends cleanly with 130 / 143, no traceback,
+and the session is consistent as written (every started tool call has a result, a partial
+answer is kept and marked interrupted) without any repair on resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.reliability.support import (
+    Proc,
+    Router,
+    check_session_file,
+    conversation_problems,
+    provider_view,
+    session_paths,
+    write_config,
+)
+from tests.support.openai_server import (
+    OpenAITestServer,
+    slow,
+    text_reply,
+    tool_call_reply,
+)
+
+pytestmark = pytest.mark.e2e
+
+EXPECTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+@dataclass
+class SignalCase:
+    id: str
+    moment: str
+    sig: signal.Signals
+    mode: str
+    steps: list[Any]
+    wait: Callable[[Proc, Router], Any]
+    yes: bool = True
+
+
+def _event(kind: str) -> Callable[[Proc, Router], bool]:
+    return lambda p, r: any(e["type"] == kind for e in p.events())
+
+
+def cases() -> list[SignalCase]:
+    long = slow(0.03, text_reply("word " * 300, chunk_size=5))
+    out: list[SignalCase] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        n = sig.name.lower()
+        out += [
+            SignalCase(f"{n}-stream-text", "stream", sig, "text", [long],
+                       lambda p, r: len(p.out) >= 20),
+            SignalCase(f"{n}-stream-json", "stream", sig, "json", [long], _event("text_delta")),
+            SignalCase(
+                f"{n}-tool", "tool", sig, "json" if sig == signal.SIGINT else "text",
+                [tool_call_reply("exec", {"command": "sleep 30"}, id=f"{n}_x"), text_reply("x")],
+                (lambda p, r: _event("tool_call_started")(p, r)) if sig == signal.SIGINT
+                else (lambda p, r: "→ exec".encode() in p.err),
+            ),
+            SignalCase(
+                f"{n}-between", "between", sig, "text",
+                [tool_call_reply("list_dir", {}, id=f"{n}_l"),
+                 slow(0, text_reply("late"), first_byte=30)],
+                lambda p, r, c=f"{n}-between": r.count(c) >= 2,
+            ),
+            SignalCase(
+                f"{n}-approval", "approval", sig, "json",
+                [tool_call_reply("write_file", {"path": "f.txt", "content": "x"}, id=f"{n}_w"),
+                 text_reply("x")],
+                _event("approval_requested"), yes=False,
+            ),
+        ]  # fmt: skip
+    return out
+
+
+def run_case(case: SignalCase, home: Path, router: Router) -> tuple[Proc, int]:
+    router.add(case.id, case.steps)
+    message = f"{case.id}: go"
+    args = ["--yes"] if case.yes else []
+    if case.mode == "json":
+        proc = Proc(home, ["agent", "--json", *args], stdin=True)
+        proc.send({"type": "message", "content": message})
+    else:
+        proc = Proc(home, ["agent", "-m", message, *args])
+    try:
+        proc.wait_until(lambda: case.wait(proc, router), timeout=120)
+        time.sleep(0.05)
+        proc.popen.send_signal(case.sig)
+        code = proc.finish(timeout=60)
+    finally:
+        if proc.popen.poll() is None:
+            proc.popen.kill()
+            proc.finish()
+    return proc, code
+
+
+@pytest.fixture(scope="module")
+def server_router() -> Iterator[tuple[OpenAITestServer, Router]]:
+    router = Router()
+    with OpenAITestServer(default=router) as server:
+        yield server, router
+
+
+def test_sigint_and_sigterm_end_cleanly_at_every_moment(tmp_path, server_router) -> None:
+    server, router = server_router
+    all_cases = cases()
+    for case in all_cases:
+        write_config(tmp_path / case.id, server.url)
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda c: run_case(c, tmp_path / c.id, router), all_cases))
+    failures = []
+    for case, (proc, code) in zip(all_cases, results, strict=True):
+        home = tmp_path / case.id
+        why = []
+        if code != EXPECTED[case.sig]:
+            why.append(f"exit {code}, expected {EXPECTED[case.sig]}")
+        if "Traceback" in proc.stderr:
+            why.append("traceback on stderr")
+        [path] = session_paths(home)
+        check = check_session_file(path)
+        if check.warnings or check.damaged:
+            why.append(f"session file: {check.warnings + check.damaged}")
+        msgs = check.messages
+        why += conversation_problems(provider_view(msgs))
+        if case.moment == "stream":
+            last = msgs[-1]
+            if not (last["role"] == "assistant" and last.get("interrupted")):
+                why.append(f"partial answer not kept as interrupted: {last}")
+        if case.moment in ("tool", "approval"):
+            statuses = [m.get("status") for m in msgs if m["role"] == "tool"]
+            if statuses != ["cancelled"]:
+                why.append(f"tool results {statuses}, expected one cancelled")
+        if case.moment == "between" and [m["role"] for m in msgs][-2:] != ["assistant", "tool"]:
+            why.append(f"roles {[m['role'] for m in msgs]}")
+        traces = (home / "data/traces/traces.jsonl").read_text().splitlines()
+        if json.loads(traces[-1])["outcome"] != "cancelled":
+            why.append(f"trace outcome {json.loads(traces[-1])['outcome']}")
+        if case.mode == "json":
+            finished = [e for e in proc.events() if e["type"] == "turn_finished"]
+            if [e["outcome"] for e in finished] != ["cancelled"]:
+                why.append(f"turn_finished events {finished}")
+        if why:
+            failures.append(f"{case.id}: {why}\n{proc.stderr[-500:]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_sigterm_before_the_loop_starts_still_exits_143(tmp_path) -> None:
+    """SIGTERM while picobot is still starting (here: blocked reading a config.json that is
+    a FIFO, before the loop's handlers exist) ends it with 143 too, not by the default
+    action (killed by signal 15), and without a traceback. (SIGINT there is turned into a
+    cancellation by asyncio, which lands once the blocking read returns.)"""
+    sig = signal.SIGTERM
+    home = tmp_path / "home"
+    home.mkdir()
+    fifo = home / "config.json"
+    os.mkfifo(fifo)
+    proc = Proc(home, ["agent", "-m", "hello"])
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # opening the write end succeeds once picobot is reading the config
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.popen.poll() is None, proc.stderr
+                time.sleep(0.01)
+        try:
+            proc.popen.send_signal(sig)
+            code = proc.finish(timeout=60)
+        finally:
+            os.close(fd)
+    finally:
+        if proc.popen.poll() is None:
+            proc.popen.kill()
+            proc.finish()
+    assert code == EXPECTED[sig], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (home / "sessions").exists()
