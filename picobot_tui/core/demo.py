@@ -1,7 +1,8 @@
 """The built-in offline `demo` model: no key, no network, clearly labelled.
 
 It streams a short Markdown reply, makes one real `list_dir` call on the workspace, then
-summarises what the tool returned, so every pane of the app can be seen working.
+summarises what the tool returned, so every pane of the app can be seen working. A message
+`run CMD` makes it call `exec` instead, so the approval prompt can be tried too.
 """
 
 from __future__ import annotations
@@ -41,42 +42,53 @@ class DemoModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         messages = list(request.messages)
         last = messages[-1] if messages else {}
-        has_list_dir = any(t["function"]["name"] == "list_dir" for t in request.tools)
+        tools = {t["function"]["name"] for t in request.tools}
         if last.get("role") == "tool":
-            reply = self._summary(str(last.get("content", "")))
+            reply = self._summary(str(last.get("name", "")), str(last.get("content", "")))
             async for chunk in self._text(reply):
                 yield chunk
         else:
-            question = str(last.get("content", ""))[:200]
+            question = str(last.get("content", "")).strip()
+            command = question[4:].strip() if question.lower().startswith("run ") else ""
             intro = (
                 "**[demo model]** This is picobot's offline demo — no API key, no network.\n\n"
-                f"You said: _{question}_\n\n"
+                f"You said: _{question[:200]}_\n\n"
             )
-            if has_list_dir:
+            if command and "exec" in tools:
+                intro += f"I'll run `{command}` in the workspace; picobot asks you first.\n"
+                call = ("exec", {"command": command})
+            elif "list_dir" in tools:
                 intro += "Let me look at the workspace with a real tool call.\n"
-            async for chunk in self._text(intro, usage=False):
+                call = ("list_dir", {"path": "."})
+            else:
+                call = None
+            async for chunk in self._text(intro):
                 yield chunk
-            if has_list_dir:
-                yield ToolCallChunk(0, "call_demo_1", "list_dir", "")
-                yield ToolCallChunk(0, None, None, json.dumps({"path": "."}))
+            if call is not None:
+                yield ToolCallChunk(0, "call_demo_1", call[0], "")
+                yield ToolCallChunk(0, None, None, json.dumps(call[1]))
         yield UsageChunk(
             estimate_messages(messages), estimate_text(str(last.get("content", ""))) or 1, None
         )
 
-    async def _text(self, text: str, usage: bool = True) -> AsyncIterator[Chunk]:
+    async def _text(self, text: str) -> AsyncIterator[Chunk]:
         for word in _words(text):
             await asyncio.sleep(self.delay)
             yield TextChunk(word)
 
     @staticmethod
-    def _summary(listing: str) -> str:
-        entries = [line for line in listing.splitlines() if line.strip()]
-        shown = "\n".join(entries[:10]) or "(empty)"
-        noun = "entry" if len(entries) == 1 else "entries"
+    def _summary(tool: str, result: str) -> str:
+        lines = [line for line in result.splitlines() if line.strip()]
+        shown = "\n".join(lines[:10]) or "(empty)"
+        if tool == "exec":
+            head = "The command ran (or was refused) — here is what came back:"
+        else:
+            noun = "entry" if len(lines) == 1 else "entries"
+            head = f"The workspace listing came back with **{len(lines)}** {noun}:"
         return (
-            f"The workspace listing came back with **{len(entries)}** {noun}:\n\n"
-            f"```text\n{shown}\n```\n\n"
-            "| what | where |\n|---|---|\n"
+            f"{head}\n\n```text\n{shown}\n```\n\n"
+            "| what | how |\n|---|---|\n"
+            "| see an approval | send `run ls -la` (any command after `run`) |\n"
             "| use a real model | `picobot onboard`, or `--model openai/gpt-4o-mini` |\n"
             "| keys | `OPENAI_API_KEY` or `providers.openai.apiKey` |\n\n"
             "That is the whole demo: streaming text, a tool call, and a final answer."

@@ -1,0 +1,49 @@
+"""The offline demo model drives the real loop: a list_dir call, or exec for `run CMD`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from picobot_tui.config import load_settings
+from picobot_tui.core.demo import DemoModel
+from picobot_tui.core.loop import ApprovalRequest
+from picobot_tui.runtime import build_runtime
+
+
+async def _turn(message: str, decision: str = "allow") -> tuple[list[Any], Any]:
+    asked: list[ApprovalRequest] = []
+
+    async def confirm(req: ApprovalRequest) -> str:
+        asked.append(req)
+        return decision
+
+    settings = load_settings()[0]
+    rt = build_runtime(settings, model="demo", model_client=DemoModel(delay=0), confirm=confirm)
+    (settings.workspace_path / "readme.txt").write_text("x")
+    session = rt.store.open(rt.store.new_key(), model="demo")
+    events = [e async for e in rt.loop.run_turn(session, message)]
+    return events, asked
+
+
+async def test_demo_lists_the_workspace() -> None:
+    events, asked = await _turn("hello")
+    text = "".join(e.text for e in events if e.type == "text_delta")
+    assert "[demo model]" in text
+    done = next(e for e in events if e.type == "tool_call_finished")
+    assert done.name == "list_dir" and "readme.txt" in done.result
+    assert "readme.txt" in events[-1].content and asked == []
+
+
+async def test_demo_run_asks_before_exec() -> None:
+    events, asked = await _turn("run echo demo-ran")
+    assert [a.name for a in asked] == ["exec"]
+    done = next(e for e in events if e.type == "tool_call_finished")
+    assert done.ok and "demo-ran" in done.result
+    assert "demo-ran" in events[-1].content
+
+
+async def test_demo_run_denied() -> None:
+    events, _ = await _turn("run touch nope", decision="deny")
+    done = next(e for e in events if e.type == "tool_call_finished")
+    assert done.status == "denied"
+    assert events[-1].outcome == "final"
