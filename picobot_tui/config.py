@@ -7,7 +7,6 @@ stripped before parsing, keeping line numbers so errors can point at the right l
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +19,8 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+from picobot_tui.paths import config_path, picobot_home  # also imported from here
 
 PROVIDER_NAMES = (
     "openai",
@@ -151,15 +152,6 @@ class UiConfig(Section):
     """Show the tool-call timeline pane at start (ctrl+t toggles it)."""
     show_gauge: bool = True
     """Show the token-budget gauge at start (ctrl+b toggles it)."""
-
-
-def picobot_home() -> Path:
-    """The root of all picobot files: `$PICOBOT_HOME` or `~/.picobot`."""
-    return Path(os.environ.get("PICOBOT_HOME") or "~/.picobot").expanduser()
-
-
-def config_path() -> Path:
-    return picobot_home() / "config.json"
 
 
 _COMMENT_RE = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
