@@ -60,7 +60,11 @@ class ApprovalScreen(ModalScreen[str]):
     def _preview_renderable(self) -> Content:
         text = self.preview or ""
         if self.tool_name == "exec":
-            return Content.assemble(("$ ", "bold $text-muted"), (text, "bold"))
+            # The exec preview is "$ command\n(in <dir>, timeout N s)".
+            command, _, detail = text.removeprefix("$ ").partition("\n")
+            return Content.assemble(
+                ("$ ", "bold $text-muted"), (command, "bold"), ("\n" + detail if detail else "")
+            )
         return diff_content(text)
 
     def compose(self) -> ComposeResult:

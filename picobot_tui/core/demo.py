@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 
 from picobot_tui.core.budget import estimate_messages, estimate_text
@@ -65,7 +66,7 @@ class DemoModel:
             async for chunk in self._text(intro):
                 yield chunk
             if call is not None:
-                yield ToolCallChunk(0, "call_demo_1", call[0], "")
+                yield ToolCallChunk(0, f"call_demo_{uuid.uuid4().hex[:8]}", call[0], "")
                 yield ToolCallChunk(0, None, None, json.dumps(call[1]))
         yield UsageChunk(
             estimate_messages(messages), estimate_text(str(last.get("content", ""))) or 1, None

@@ -85,6 +85,7 @@ class _SessionState:
     last_prompt_tokens: int = 0
     last_completion_tokens: int = 0
     fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
+    call_ids: set[str] = field(default_factory=set)  # every tool-call id used in the session
 
 
 @dataclass
@@ -103,6 +104,16 @@ class _Turn:
 
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _fresh_id(base: str, used: set[str]) -> str:
+    """`base`, or `base-N` when the session already used it (some local models send
+    `call_0` every time), so each id names one call for the UI, approvals and history."""
+    new, n = base, 1
+    while new in used:
+        n += 1
+        new = f"{base}-{n}"
+    return new
 
 
 def canonical_call(name: str, args: dict[str, Any] | str) -> str:
@@ -148,6 +159,9 @@ class AgentLoop:
                 [to_provider(m) for m in repaired], self.defaults.max_history_messages
             )
             state = _SessionState(history=history)
+            state.call_ids = {
+                c.get("id", "") for m in session.messages for c in m.get("tool_calls") or ()
+            }
             state.turns = sum(1 for m in session.messages if m.get("role") == "user")
             self._states[session.key] = state
         return state
@@ -414,6 +428,7 @@ class AgentLoop:
         while True:
             turn.text.clear()
             acc = ToolCallAccumulator()
+            ids: dict[str, str] = {}  # provider id -> the id this session uses
             usage: UsageChunk | None = None
             turn.llm_calls += 1
             try:
@@ -425,7 +440,10 @@ class AgentLoop:
                     elif isinstance(chunk, ToolCallChunk):
                         live = acc.add(chunk)
                         if live is not None:
-                            yield ToolCallArgsDelta(*live)
+                            if live[0] not in ids:
+                                taken = state.call_ids | set(ids.values())
+                                ids[live[0]] = _fresh_id(live[0], taken)
+                            yield ToolCallArgsDelta(ids[live[0]], live[1], live[2])
                     elif isinstance(chunk, UsageChunk):
                         usage = chunk
                 break
@@ -449,7 +467,10 @@ class AgentLoop:
                     message = f"{e.message} (gave up after {failures} failed attempts)"
                 yield ErrorEvent(message, e.kind, e.hint)
                 return
-        calls.extend(acc.calls())
+        for call in acc.calls():
+            call["id"] = ids.get(call["id"]) or _fresh_id(call["id"], state.call_ids)
+            state.call_ids.add(call["id"])
+            calls.append(call)
         self._account(messages, state, turn, usage)
         yield UsageUpdated(
             prompt_tokens=state.last_prompt_tokens,
@@ -526,6 +547,7 @@ class AgentLoop:
                     "denied",
                 )
             else:
+                t0 = time.monotonic()  # the duration is the tool's, not the user's thinking
                 result = await self.tools.execute(name, args)
         duration = round((time.monotonic() - t0) * 1000, 1)
         log.info("tool %s (%s) %s in %.0f ms", name, call_id, result.status, duration)

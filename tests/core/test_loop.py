@@ -371,3 +371,24 @@ async def test_budget_estimate_after_a_call_uses_reported_prompt_tokens() -> Non
     budget = next(e for e in events2 if e.type == "budget")
     # 5000 reported for the first call, plus only the two new short messages.
     assert 5000 < budget.estimated_tokens < 5100
+
+
+async def test_repeated_provider_call_ids_are_made_unique() -> None:
+    rt, model, _ = make(
+        [
+            tool_call("list_dir", {"path": "."}, call_id="call_0"),
+            text("one"),
+            tool_call("list_dir", {"path": "a"}, call_id="call_0"),
+            text("two"),
+        ]
+    )
+    events, session = await run(rt, "first")
+    events2, _ = await run(rt, "second", session)
+    first = next(e for e in events if e.type == "tool_call_started")
+    second = next(e for e in events2 if e.type == "tool_call_started")
+    assert first.id == "call_0" and second.id == "call_0-2"
+    deltas = {e.id for e in events2 if e.type == "tool_call_delta"}
+    assert deltas == {"call_0-2"}
+    msgs = stored(rt, session.key)
+    assert [m["tool_call_id"] for m in msgs if m["role"] == "tool"] == ["call_0", "call_0-2"]
+    assert_valid([m for m in model.requests[-1].messages if m["role"] != "system"])
