@@ -19,6 +19,8 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from picobot_tui.core.session_files import content_text
+
 if TYPE_CHECKING:
     from picobot_tui.core.sessions import SessionInfo, SessionStore
 
@@ -34,23 +36,7 @@ _ROLE_STYLE = {"user": "bold $accent", "assistant": "bold $success", "system": "
 
 def message_text(message: Mapping[str, Any]) -> str:
     """The plain text of a chat message; content may be a string or a list of parts."""
-    content = message.get("content")
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type") == "text":
-                    parts.append(str(part.get("text", "")))
-                else:
-                    parts.append(f"<{part.get('type', 'part')}>")
-            else:
-                parts.append(str(part))
-        return "\n".join(parts)
-    return str(content)
+    return content_text(message.get("content"))
 
 
 def one_line(text: str, width: int) -> str:

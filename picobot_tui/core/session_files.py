@@ -94,10 +94,13 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         parts = []
         for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
+            if isinstance(part, dict):
+                if part.get("type", "text") == "text":
+                    parts.append(str(part.get("text", "")))
+                else:  # an image or other non-text part: name it
+                    parts.append(f"<{part.get('type', 'part')}>")
+            else:
+                parts.append(str(part))
         return "\n".join(parts)
     return str(content)
 

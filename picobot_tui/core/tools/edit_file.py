@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
+from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 from picobot_tui.core.tools.text import atomic_write, encode_utf8, unified_diff
 
 
@@ -21,11 +21,7 @@ class EditFileTool(Tool):
     parameters = {
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "File path, relative to the workspace (or absolute inside it).",
-            },
+            "path": FILE_PATH_PARAM,
             "old_text": {
                 "type": "string",
                 "minLength": 1,

@@ -56,3 +56,11 @@ def display_path(path: Path, ctx: ToolContext) -> str:
     if path.is_relative_to(workspace):
         return str(path.relative_to(workspace))
     return str(path)
+
+
+FILE_PATH_PARAM: dict[str, object] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "File path, relative to the workspace (or absolute inside it).",
+}
+"""The JSON schema of a file tool's `path` argument."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
+from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -24,11 +24,7 @@ class ReadFileTool(Tool):
     parameters = {
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "File path, relative to the workspace (or absolute inside it).",
-            },
+            "path": FILE_PATH_PARAM,
             "offset": {
                 "type": "integer",
                 "minimum": 1,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
+from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 from picobot_tui.core.tools.text import atomic_write, encode_utf8, unified_diff
 
 
@@ -20,11 +20,7 @@ class WriteFileTool(Tool):
     parameters = {
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "File path, relative to the workspace (or absolute inside it).",
-            },
+            "path": FILE_PATH_PARAM,
             "content": {"type": "string", "description": "The complete new file content."},
         },
         "required": ["path", "content"],
