@@ -240,45 +240,35 @@ def test_json_protocol_approval_round_trip(
     assert seen[-1]["outcome"] == "final"
 
 
-def test_sigint_mid_stream_exits_130_with_consistent_session(
-    configured_home: Path, llm_server: OpenAITestServer
-) -> None:
-    llm_server.script([slow(0.05, text_reply("word " * 400, chunk_size=5))])
+def _signal_mid_stream(home: Path, server: OpenAITestServer, sig: int) -> tuple[int, str]:
+    """Start a slow streamed answer, send `sig` once output has begun; (exit code, stderr)."""
+    server.script([slow(0.05, text_reply("word " * 400, chunk_size=5))])
     proc = subprocess.Popen(
         [*picobot_exe(), "agent", "-m", "talk"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=cli_env(configured_home),
+        env=cli_env(home),
     )
     assert proc.stdout
     proc.stdout.read(10)  # streaming has started
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_mid_stream_exits_cleanly_with_consistent_session(
+    configured_home: Path, llm_server: OpenAITestServer, sig: int, code: int
+) -> None:
+    returncode, err = _signal_mid_stream(configured_home, llm_server, sig)
+    assert returncode == code, err
     assert "Traceback" not in err
     [path] = session_files(configured_home)
     msgs = read_messages(path)
     assert msgs[-1]["role"] == "assistant" and msgs[-1]["interrupted"] is True
     assert msgs[-1]["content"].startswith("word")
-
-
-def test_sigterm_exits_143(configured_home: Path, llm_server: OpenAITestServer) -> None:
-    llm_server.script([slow(0.05, text_reply("word " * 400, chunk_size=5))])
-    proc = subprocess.Popen(
-        [*picobot_exe(), "agent", "-m", "talk"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(configured_home),
-    )
-    assert proc.stdout
-    proc.stdout.read(10)
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
-    assert proc.returncode == 143
 
 
 def test_secret_never_written(configured_home: Path, llm_server: OpenAITestServer) -> None:
