@@ -7,6 +7,7 @@ stripped before parsing, keeping line numbers so errors can point at the right l
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from pydantic_settings import (
     JsonConfigSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from picobot_tui.paths import config_path, picobot_home  # also imported from here
@@ -334,6 +336,16 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
             where = f"{path}, line {line}" if line else f"{path} (or PICOBOT_* env)"
             lines.append(f"{where}: `{key}`: {err.get('msg')}")
         raise ConfigError("Invalid configuration:\n  " + "\n  ".join(lines)) from None
+    except SettingsError as e:
+        # An env value pydantic-settings cannot even parse (a list or object field needs JSON).
+        m = re.search(r'field "(\w+)"', str(e))
+        prefix = f"PICOBOT_{m.group(1).upper()}" if m else "PICOBOT_"
+        names = sorted(k for k in os.environ if k.upper().startswith(prefix)) or [prefix + "*"]
+        raise ConfigError(
+            f"Invalid configuration in the environment ({', '.join(names)}): {e}. Values of "
+            "list and object settings must be JSON, e.g. "
+            "PICOBOT_TOOLS__ALWAYS_ALLOW='[\"read_file\"]'."
+        ) from None
     finally:
         _FILE_DATA.pop("data", None)
     return settings, warnings
