@@ -4,12 +4,14 @@ concurrent runs."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +186,26 @@ class Router:
     def of(self, case: str) -> list[dict[str, Any]]:
         with self._lock:
             return list(self.requests.get(case, []))
+
+
+@contextlib.contextmanager
+def saved_logging() -> Iterator[None]:
+    """run_message() configures picobot's loggers for a CLI run; undo that afterwards."""
+    names = ("picobot", "LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "openai")
+    saved = {
+        n: (logging.getLogger(n).handlers[:], logging.getLogger(n).propagate,
+            logging.getLogger(n).level)
+        for n in names
+    }  # fmt: skip
+    try:
+        yield
+    finally:
+        for n, (handlers, propagate, level) in saved.items():
+            logger = logging.getLogger(n)
+            for h in logger.handlers:
+                if h not in handlers:
+                    h.close()
+            logger.handlers, logger.propagate, logger.level = handlers, propagate, level
 
 
 # -- the console script ---------------------------------------------------------------------
