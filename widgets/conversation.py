@@ -21,6 +21,11 @@ from textual.widgets import Static
 
 from .blocks import AssistantMessage, Block, Notice, ToolBlock, UserMessage
 
+RESUME_MESSAGES = 150
+"""A resumed session shows its most recent messages only. Every block is a few widgets that
+each layout pass walks: showing all 2,000 messages of a long session took 11 s and made
+every streamed token cost 1.7x the CPU (bench #6, #7). The session file keeps them all."""
+
 
 class Transcript(VerticalScroll):
     """The scrolling list of blocks (`layout: stream`). Anchored to the bottom until the user
@@ -228,8 +233,14 @@ class ConversationPane(Vertical):
         for m in messages:
             if m.get("role") == "tool" and m.get("tool_call_id"):
                 results[m["tool_call_id"]] = m
+        start = _recent_start(messages, RESUME_MESSAGES)
+        if start:
+            hidden = (
+                f"{start:,} earlier messages are not shown here; /export writes the whole session."
+            )
+            widgets.append(Notice("info", hidden))
         calls: list[ToolBlock] = []
-        for m in messages:
+        for m in messages[start:]:
             role = m.get("role")
             content = _text_of(m.get("content"))
             if role == "user":
@@ -270,6 +281,15 @@ class ConversationPane(Vertical):
                     block.finish(block.status, block.result, block.duration_ms)
         self.jump_to_end()
         return calls
+
+
+def _recent_start(messages: list[dict[str, Any]], keep: int) -> int:
+    """Where to start showing `messages` so at most about `keep` are shown, beginning at a
+    user message (a tool call is never shown without its turn)."""
+    start = max(0, len(messages) - keep)
+    while start > 0 and messages[start].get("role") != "user":
+        start -= 1
+    return start
 
 
 def _text_of(content: Any) -> str:
