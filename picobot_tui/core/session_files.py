@@ -208,6 +208,50 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
     return out
 
 
+_META_STR = ("key", "created", "model", "title")
+
+
+def _is_content(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and all(isinstance(p, str | dict) for p in value)
+
+
+def malformed_message(m: dict[str, Any]) -> str | None:
+    """Why a stored message could not be sent to a provider as it is (None when it can).
+
+    Such a line (hand-edited, damaged) is skipped like any unreadable line, so no consumer
+    (history repair, export, the UI) meets a tool call that is not an object with an id.
+    """
+    role = m["role"]
+    content = m.get("content")
+    if role == "tool":
+        if not isinstance(m.get("tool_call_id"), str) or not m["tool_call_id"]:
+            return "a tool result without a tool_call_id"
+        return None if _is_content(content) else "a tool result without text content"
+    if role != "assistant":
+        return None if _is_content(content) else f"a {role} message without text content"
+    calls = m.get("tool_calls")
+    if calls is None or calls == []:
+        return None if _is_content(content) else "an assistant message with no content"
+    if content is not None and not _is_content(content):
+        return "an assistant message with content that is not text"
+    if not isinstance(calls, list):
+        return "tool_calls is not a list"
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not (
+            isinstance(call.get("id") if isinstance(call, dict) else None, str)
+            and call["id"]
+            and isinstance(fn, dict)
+            and isinstance(fn.get("name"), str)
+            and fn["name"]
+            and isinstance(fn.get("arguments", ""), str)
+        ):
+            return "a malformed tool call (it needs an id, a function name and arguments)"
+    return None
+
+
 def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
     try:
         obj = json.loads(raw.decode("utf-8"))
@@ -221,11 +265,23 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
         out.warnings.append(f"skipped line {lineno} of {name}: not a JSON object")
         return
     if obj.get("_type") == "meta":
-        # Renames don't count as activity: `updated` follows messages only.
-        out.meta.update({k: v for k, v in obj.items() if k not in ("_type", "ts")})
+        # Renames don't count as activity: `updated` follows messages only. A field of the
+        # wrong type (hand-edited or damaged) is dropped rather than handed to the UI.
+        out.meta.update(
+            {
+                k: v
+                for k, v in obj.items()
+                if k not in ("_type", "ts")
+                and (k not in _META_STR or v is None or isinstance(v, str))
+            }
+        )
         return
     if obj.get("role") not in ROLES:
         out.warnings.append(f"skipped line {lineno} of {name}: not a chat message")
+        return
+    problem = malformed_message(obj)
+    if problem:
+        out.warnings.append(f"skipped line {lineno} of {name}: {problem}")
         return
     out.messages.append(obj)
     ts = obj.get("ts")

@@ -160,7 +160,10 @@ def test_huge_line(tmp_path: Path) -> None:
 
 json_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 message = st.builds(
-    lambda role, content: {"role": role, "content": content},
+    # A tool result answers a call: one without a tool_call_id is skipped as malformed.
+    lambda role, content: (
+        {"role": role, "content": content} | ({"tool_call_id": "call_1"} if role == "tool" else {})
+    ),
     st.sampled_from(["user", "assistant", "tool", "system"]),
     json_text,
 )
