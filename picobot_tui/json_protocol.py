@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
 from picobot_tui.core.loop import ApprovalRequest, Decision
+from picobot_tui.core.sessions import SessionError
 from picobot_tui.headless import (
     EXIT_OK,
     install_signal_handlers,
@@ -114,14 +115,22 @@ class JsonChannel:
                 return
             assert isinstance(item, dict)
             wanted = item.get("session")
-            if wanted and run.runtime.store.normalize_key(wanted) != run.session.key:
+            if wanted:
+                # A malformed or unknown id, or `latest` naming the session already open,
+                # must not end the channel: resolve first, then switch only to another one.
                 try:
-                    new = open_session(run.runtime, wanted, run.runtime.loop.model_name)
-                except RunError as e:
-                    self.emit_event(ErrorEvent(e.message, "session"))
+                    key = run.runtime.store.resolve(wanted)
+                except SessionError as e:
+                    self.emit_event(ErrorEvent(str(e), "session"))
                     continue
-                run.session.close()
-                run.session = new
+                if key != run.session.key:
+                    try:
+                        new = open_session(run.runtime, key, run.runtime.loop.model_name)
+                    except RunError as e:
+                        self.emit_event(ErrorEvent(e.message, "session"))
+                        continue
+                    run.session.close()
+                    run.session = new
             loop = run.runtime.loop
             async with aclosing(loop.run_turn(run.session, item["content"])) as events:
                 async for event in events:
