@@ -142,21 +142,28 @@ def sessions_list(
     if not infos:
         typer.echo("No sessions yet. Start one with `picobot agent`.")
         return
+    from picobot_tui.core.textsafe import terminal_safe
+
     typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} TITLE")
     for i in infos:
         updated = i.updated[:19].replace("T", " ")
-        typer.echo(
+        # Titles come from messages (a model's or a --json client's text): no raw escapes.
+        line = (
             f"{i.key:<34} {updated:<19} {i.message_count:>5}  {(i.model or '-'):<22.22} {i.title}"
         )
+        typer.echo(terminal_safe(line))
 
 
 @sessions_app.command("search")
 def sessions_search(query: str, limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
     """Find sessions whose title or messages contain QUERY."""
+    from picobot_tui.core.textsafe import terminal_safe
+
     found = False
     for info in _store().search(query, limit=limit):
         found = True
-        typer.echo(f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {info.title}")
+        line = f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {info.title}"
+        typer.echo(terminal_safe(line))
     if not found:
         typer.echo(f"No session mentions {query!r}.")
 
@@ -186,7 +193,10 @@ def sessions_export(
     if output is None:
         typer.echo(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as e:
+            _fail(f"cannot write {output}: {e.strerror or e}", 2)
         typer.echo(f"wrote {output}", err=True)
 
 

@@ -70,11 +70,16 @@ def open_session(runtime: Runtime, raw: str | None, model: str) -> Session:
     try:
         if raw is None:
             return store.open(store.new_key("cli"), model=model, create=True)
-        key = store.resolve(raw)
+        try:
+            key = store.resolve(raw)
+        except SessionNotFound:
+            raise
+        except SessionError as e:  # a malformed id: a usage error, like an unknown one
+            raise RunError(str(e), 2) from None
         return store.open(key, model=model, create=False)
     except SessionNotFound as e:
         raise RunError(f"{e} — `picobot sessions list` shows the sessions there are.", 2) from None
-    except SessionError as e:
+    except SessionError as e:  # in use by another process, or the disk refused
         raise RunError(str(e), 1) from None
 
 

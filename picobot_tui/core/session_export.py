@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from .session_files import SessionInfo, content_text
+from .textsafe import terminal_safe
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 
@@ -63,4 +64,5 @@ def render_markdown(info: SessionInfo, messages: list[dict[str, Any]]) -> str:
             out += [label, "", fence(_pretty_args(fn.get("arguments") or "{}"), "json"), ""]
         if m.get("interrupted"):
             out += ["*(interrupted)*", ""]
-    return "\n".join(out).rstrip() + "\n"
+    # Model and client text may hold terminal escape sequences: never print them raw.
+    return terminal_safe("\n".join(out).rstrip() + "\n")
