@@ -21,6 +21,9 @@ from typing import Any
 
 from picobot_tui.core.model import ToolCallChunk
 
+UNNAMED = "unnamed_tool"
+"""The name given to a streamed tool call that came without one (it runs as an unknown tool)."""
+
 
 @dataclass
 class _Entry:
@@ -88,7 +91,9 @@ class ToolCallAccumulator:
     def calls(self) -> list[dict[str, Any]]:
         """The calls in the order they started, as OpenAI `tool_calls` entries.
 
-        Entries with neither a name nor arguments (a lone id) are left out.
+        Entries with neither a name nor arguments (a lone id) are left out. A call whose
+        name never arrived is named UNNAMED: recorded with an empty name, it would be sent
+        back in every later request, and a provider rejects an empty function name.
         """
         out: list[dict[str, Any]] = []
         for entry in self._entries:
@@ -99,7 +104,7 @@ class ToolCallAccumulator:
                 {
                     "id": entry.uid,
                     "type": "function",
-                    "function": {"name": entry.name, "arguments": arguments},
+                    "function": {"name": entry.name or UNNAMED, "arguments": arguments},
                 }
             )
         return out
