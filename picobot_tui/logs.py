@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from picobot_tui.core.session_files import ensure_private_dir
+
 LOGGER = "picobot"
 _THIRD_PARTY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "openai")
 
@@ -25,8 +27,8 @@ class ScrubFilter(logging.Filter):
 
 
 def _private_file(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
+    # Every directory it creates (data/ too, not just logs/) is 0700, whatever the umask.
+    ensure_private_dir(path.parent)
     fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600)
     os.close(fd)
     os.chmod(path, 0o600)
