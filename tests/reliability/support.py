@@ -227,13 +227,16 @@ def write_config(home: Path, api_base: str, **defaults: Any) -> Path:
 class Proc:
     """A running `picobot` with stdout/stderr collected by threads (so pipes never block)."""
 
-    def __init__(self, home: Path, args: Sequence[str], stdin: bool = False, **env: str) -> None:
+    def __init__(
+        self, home: Path, args: Sequence[str], stdin: bool = False, umask: int = -1, **env: str
+    ) -> None:
         self.popen = subprocess.Popen(
             [*picobot_exe(), *args],
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=cli_env(home, **env),
+            umask=umask,
         )
         self.out = bytearray()
         self.err = bytearray()

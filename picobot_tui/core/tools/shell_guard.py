@@ -147,6 +147,9 @@ def check_confined(command: str, workspace: Path, env: Mapping[str, str] | None 
 _QUOTED_ABS_RE = re.compile(r"""(["'])(/[^"'\n]*)\1""")
 
 
+_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):$")
+
+
 def _check_paths(command: str, workspace: Path) -> None:
     # A quoted absolute path is one shell word even with spaces in it (a workspace under
     # "My Projects/"): judge it whole, and blank it out when it is inside.
@@ -158,7 +161,11 @@ def _check_paths(command: str, workspace: Path) -> None:
         path = m.group(0)
         start = m.start()
         if path.startswith("//") and start > 0 and command[start - 1] == ":":
-            continue  # a URL: scheme://host/...
+            scheme = _SCHEME_RE.search(command, 0, start)
+            if not (scheme and scheme.group(1).lower() == "file"):
+                continue  # a URL: scheme://host/...
+            # file://[host]/path names a local file (curl, wget, urllib read it): judge it.
+            path = "/" + path[2:].partition("/")[2]
         if path in _SAFE_DEVICES or path.startswith("/dev/fd/"):
             continue
         if not _inside(path, workspace):
