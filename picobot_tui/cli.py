@@ -203,8 +203,13 @@ def sessions_export(
 @sessions_app.command("rename")
 def sessions_rename(session_id: str, title: str) -> None:
     """Give a session a new title."""
+    from picobot_tui.core.sessions import SessionError
+
     store = _store()
-    store.rename(_resolve(store, session_id), title)
+    try:
+        store.rename(_resolve(store, session_id), title)
+    except SessionError as e:  # e.g. open in another picobot process
+        _fail(str(e), 1)
 
 
 @sessions_app.command("delete")
@@ -217,7 +222,12 @@ def sessions_delete(
     key = _resolve(store, session_id)
     if not yes and not typer.confirm(f"Delete {key}?", err=True):
         raise typer.Exit(1)
-    store.delete(key)
+    from picobot_tui.core.sessions import SessionError
+
+    try:
+        store.delete(key)
+    except SessionError as e:  # e.g. open in another picobot process
+        _fail(str(e), 1)
 
 
 @app.command()
