@@ -7,6 +7,7 @@ other. It has no Textual imports of its own, so the mapping is easy to read and 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING
 
 from picobot_tui.core.events import (
@@ -25,6 +26,7 @@ from picobot_tui.core.events import (
     TurnStarted,
     UsageUpdated,
 )
+from picobot_tui.core.textsafe import safe_value
 
 if TYPE_CHECKING:
     from picobot_tui.widgets.budget_gauge import BudgetGauge
@@ -36,6 +38,17 @@ OUTCOME_NOTICES = {
     "max_iterations": "Stopped: the turn reached maxToolIterations.",
     "budget_exhausted": "Stopped: the token budget is exhausted, even after compression.",
 }
+
+
+def _display_safe(event: Event) -> Event:
+    """The event with escape sequences and control characters removed from every text field:
+    model text, tool arguments and provider errors must never drive the terminal."""
+    changes = {
+        f.name: safe_value(value)
+        for f in fields(event)
+        if f.name != "type" and isinstance(value := getattr(event, f.name), str | dict | list)
+    }
+    return replace(event, **changes) if changes else event
 
 
 class EventRouter:
@@ -67,6 +80,7 @@ class EventRouter:
         self.status.state = value
 
     async def apply(self, event: Event) -> None:
+        event = _display_safe(event)
         conv = self.conversation
         match event:
             case TurnStarted():

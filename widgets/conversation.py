@@ -19,6 +19,8 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Static
 
+from picobot_tui.core.textsafe import safe_value, terminal_safe
+
 from .blocks import AssistantMessage, Block, Notice, ToolBlock, UserMessage
 
 RESUME_MESSAGES = 150
@@ -241,6 +243,7 @@ class ConversationPane(Vertical):
             widgets.append(Notice("info", hidden))
         calls: list[ToolBlock] = []
         for m in messages[start:]:
+            m = safe_value(m)  # stored model text may hold escape sequences
             role = m.get("role")
             content = _text_of(m.get("content"))
             if role == "user":
@@ -257,7 +260,7 @@ class ConversationPane(Vertical):
                     try:
                         parsed = json.loads(args) if isinstance(args, str) else args
                         if isinstance(parsed, dict):
-                            args = parsed
+                            args = safe_value(parsed)  # "\u001b" decodes to a raw ESC
                     except ValueError:
                         pass
                     block = ToolBlock(call.get("id", ""), fn.get("name", "?"), args)
@@ -267,7 +270,7 @@ class ConversationPane(Vertical):
                             "error" if str(res.get("content", "")).startswith("Error") else "ok"
                         )
                         block.status = status
-                        block.result = _text_of(res.get("content"))
+                        block.result = terminal_safe(_text_of(res.get("content")))
                         block.duration_ms = res.get("duration_ms")
                         block.remove_class("-running")
                         block.add_class(f"-{status}")

@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
+from picobot_tui.core.textsafe import terminal_safe
+
 if TYPE_CHECKING:
     from picobot_tui.core.sessions import SessionInfo
 
@@ -148,10 +150,14 @@ class SessionTable(DataTable):
     def _cells(info: SessionInfo) -> tuple[Text, Text, Text, Text]:
         # Text, not str: DataTable parses str cells as markup, and titles are user text.
         return (
-            Text(" ".join((info.title or "(untitled)").split()), no_wrap=True, overflow="ellipsis"),
+            Text(
+                " ".join(terminal_safe(info.title or "(untitled)").split()),
+                no_wrap=True,
+                overflow="ellipsis",
+            ),
             Text(format_time(info.updated), no_wrap=True),
             Text(str(info.message_count), justify="right", no_wrap=True),
-            Text(info.model or "—", no_wrap=True, overflow="ellipsis"),
+            Text(terminal_safe(info.model or "—"), no_wrap=True, overflow="ellipsis"),
         )
 
     # ---- events ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from picobot_tui.core.session_files import content_text
+from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 if TYPE_CHECKING:
     from picobot_tui.core.sessions import SessionInfo, SessionStore
@@ -76,7 +77,7 @@ def tool_call_summary(call: Mapping[str, Any], width: int = 70) -> tuple[str, st
             shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     else:
         shown = str(args)
-    return name, one_line(shown, width)
+    return terminal_safe(name), one_line(terminal_safe(shown), width)
 
 
 def _selected_indices(messages: Sequence[Mapping[str, Any]], pattern: re.Pattern[str] | None):
@@ -104,8 +105,8 @@ def _header(info: SessionInfo | None, count: int) -> list[Content]:
         if part
     )
     return [
-        Content.styled(info.title or "(untitled)", "bold"),
-        Content.styled(meta, "$text-muted"),
+        Content.styled(terminal_safe(info.title or "(untitled)"), "bold"),
+        Content.styled(terminal_safe(meta), "$text-muted"),
         Content(""),
     ]
 
@@ -121,6 +122,7 @@ def render_transcript(
     visible without scrolling) and highlighted throughout.
     """
     pattern = re.compile(re.escape(query.strip()), re.IGNORECASE) if query.strip() else None
+    messages = [safe_value(m) for m in messages]  # stored text may hold escape sequences
     out: list[Content] = _header(info, len(messages))
     if pattern is not None:
         matches = _match_lines(messages, pattern, query.strip())

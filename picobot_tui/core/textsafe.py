@@ -26,3 +26,15 @@ def terminal_safe(text: str) -> str:
 def decode_output(data: bytes) -> str:
     """Decode process output for display and for the model, never raising."""
     return terminal_safe(data.decode("utf-8", errors="replace"))
+
+
+def safe_value(value: object) -> object:
+    """`value` with terminal_safe applied to every string in it (dicts, lists, tuples), e.g.
+    decoded tool-call arguments or a stored message, before a front end renders it."""
+    if isinstance(value, str):
+        return terminal_safe(value)
+    if isinstance(value, dict):
+        return {safe_value(k): safe_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(safe_value(v) for v in value)
+    return value
