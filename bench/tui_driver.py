@@ -127,13 +127,42 @@ async def _turn_done(app: Any, timeout: float = 120.0) -> None:
         await asyncio.sleep(0.01)
 
 
+def _profiler(params: dict[str, Any]) -> Any:
+    """pyinstrument over the measured part when params["profile"] names an output file."""
+    if not params.get("profile"):
+        return None
+    if params["profile"].endswith(".prof"):
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        return profiler
+    from pyinstrument import Profiler
+
+    profiler = Profiler(interval=0.001, async_mode="disabled")
+    profiler.start()
+    return profiler
+
+
+def _profile_done(profiler: Any, params: dict[str, Any]) -> None:
+    if profiler is not None and params["profile"].endswith(".prof"):
+        profiler.disable()
+        profiler.dump_stats(params["profile"])
+    elif profiler is not None:
+        profiler.stop()
+        with open(params["profile"], "w", encoding="utf-8") as f:
+            f.write(profiler.output_text(color=False))
+
+
 async def mode_stream(app: Any, frames: Frames, params: dict[str, Any]) -> dict[str, Any]:
     await _ready(app, frames)
+    profiler = _profiler(params)
     cpu0 = time.process_time()
     t0 = await _send(app, params.get("message", "go"))
     await _turn_done(app)
     last = await frames.settle(0.5)
     cpu = time.process_time() - cpu0
+    _profile_done(profiler, params)
     return {
         "wall": last - t0,
         "cpu": cpu,
@@ -205,11 +234,13 @@ async def mode_latency(app: Any, frames: Frames, params: dict[str, Any]) -> dict
 async def mode_token_cost(app: Any, frames: Frames, params: dict[str, Any]) -> dict[str, Any]:
     await _ready(app, frames)
     shown = len(app.conversation.blocks())
+    profiler = _profiler(params)
     cpu0 = time.process_time()
     t0 = await _send(app, "go")
     await _turn_done(app)
     last = await frames.settle(0.5)
     cpu = time.process_time() - cpu0
+    _profile_done(profiler, params)
     return {"cpu": cpu, "wall": last - t0, "blocks_before": shown, "frames": frames.count}
 
 
@@ -256,8 +287,36 @@ MODES = {
 }
 
 
+SLOW: list[tuple[float, str]] = []
+
+
+def _watch_slow_callbacks(threshold: float) -> None:
+    """Diagnostics: record every event-loop callback that runs longer than `threshold` s."""
+    import asyncio.events
+
+    original = asyncio.events.Handle._run
+
+    def _run(self: Any) -> None:
+        t = time.perf_counter()
+        original(self)
+        dt = time.perf_counter() - t
+        if dt > threshold:
+            owner = getattr(self._callback, "__self__", None)
+            coro = getattr(owner, "get_coro", lambda: None)()
+            what = getattr(coro, "__qualname__", None) or repr(self)[:200]
+            SLOW.append((dt, what))
+
+    asyncio.events.Handle._run = _run  # type: ignore[method-assign]
+
+
 def main() -> int:
     mode, out, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    if params.get("slow_callbacks"):
+        _watch_slow_callbacks(params["slow_callbacks"])
+    if params.get("patch"):  # experiments: "path/to/file.py" whose apply() patches the app
+        import runpy
+
+        runpy.run_path(params["patch"])["apply"]()
     if mode == "headless":
         result = mode_headless(params)
         with open(out, "w", encoding="utf-8") as f:
@@ -279,6 +338,8 @@ def main() -> int:
             import traceback
 
             result["error"] = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+        if SLOW:
+            result["slow_callbacks"] = sorted(SLOW, reverse=True)[:15]
         with open(out, "w", encoding="utf-8") as f:
             json.dump(result, f)
         app.exit(0)

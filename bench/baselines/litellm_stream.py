@@ -1,7 +1,10 @@
 """Baseline for #3: the same streamed `litellm.acompletion` call picobot makes, and nothing
-else. `python litellm_stream.py API_BASE MODEL MESSAGE` prints the answer as it streams."""
+else. `python litellm_stream.py API_BASE MODEL MESSAGE [--freeze]` prints the answer as it
+streams. `--freeze` adds the one trick picobot uses around the import (`gc.freeze()`), to
+show what picobot costs beyond it."""
 
 import asyncio
+import gc
 import os
 import sys
 
@@ -10,6 +13,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
 litellm.suppress_debug_info = True
+if "--freeze" in sys.argv:
+    gc.freeze()
 
 
 async def main(api_base: str, model: str, message: str) -> None:
