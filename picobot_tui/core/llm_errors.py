@@ -198,6 +198,11 @@ _CAUSES = {
 _TRANSIENT = {"rate_limit", "timeout", "connection", "server"}
 
 
+def _repeating(exc: BaseException) -> bool:
+    """LiteLLM's loop guard: it ends a stream after 100 identical chunks."""
+    return any("repeating the same chunk" in str(e) for e in _chain(exc))
+
+
 def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> str:
     status = _status(exc)
     code = str(_body_error(exc).get("code") or getattr(exc, "code", None) or "")
@@ -208,7 +213,9 @@ def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> 
     if _any(exc, t["timeout"]) or status == 408:
         return "timeout"
     if isinstance(exc, t["midstream"]):
-        return "server" if _any(exc, (json.JSONDecodeError,)) else "connection"
+        if _any(exc, (json.JSONDecodeError,)) or _repeating(exc):
+            return "server"
+        return "connection"
     if isinstance(exc, t["auth"]) or status in (401, 403):
         return "auth"
     if isinstance(exc, t["not_found"]) or status == 404:
@@ -255,6 +262,8 @@ def classify(
         status = None  # LiteLLM puts a made-up 500 on every mid-stream failure
         if kind == "connection":
             cause = "The response stream broke off before it finished"
+        elif _repeating(exc):
+            cause = "The model kept repeating the same output, so LiteLLM stopped the stream"
         elif kind == "server":
             cause = "The provider sent a malformed stream chunk"
     elif kind in ("connection", "timeout") and not headers:

@@ -89,6 +89,9 @@ FAULTS: dict[str, Fault] = {
     "malformed-chunk": Fault(malformed_chunk(), "server", True, "malformed", "retry"),
     # Only `choices: []` chunks and no finish_reason: LiteLLM calls the stream incomplete.
     "empty-choices": Fault(empty_choices(), "connection", True, "stream broke off", "retry"),
+    # LiteLLM stops a stream after 100 identical chunks (its loop guard): not a network fault.
+    "repeated-chunks": Fault(text_reply("again " * 120, chunk_size=6), "server", True,
+                             "kept repeating", "retry"),
     "slower-than-timeout": Fault(slow(0, first_byte=30), "timeout", True, "did not answer in time",
                                  "requestTimeout"),
     "401": Fault(error(401), "auth", False, "rejected the API key", "providers.openai.apiKey"),
