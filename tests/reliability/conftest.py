@@ -13,8 +13,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    if not fuzz.RAN:
-        return
-    terminalreporter.section("reliability: examples run per target")
-    for target, n in sorted(fuzz.RAN.items()):
-        terminalreporter.write_line(f"{target:<48} {n:>7}")
+    if fuzz.RAN:
+        terminalreporter.section("reliability: examples run per target")
+        for target, n in sorted(fuzz.RAN.items()):
+            terminalreporter.write_line(f"{target:<60} {n:>7}")
+    if fuzz.NOTES:
+        terminalreporter.section("reliability: figures")
+        for line in fuzz.NOTES:
+            terminalreporter.write_line(line)

@@ -12,7 +12,8 @@ from collections import Counter
 
 SLOW = False
 RAN: Counter[str] = Counter()
-FAILED: Counter[str] = Counter()
+NOTES: list[str] = []
+"""Figures of the non-hypothesis suites (e.g. the kill harness), printed at the end too."""
 
 
 def examples(ci: int, slow: int) -> int:

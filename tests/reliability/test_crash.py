@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from tests.reliability import fuzz
 from tests.reliability.support import (
     KEY,
     Proc,
@@ -353,8 +354,8 @@ def server_router() -> Iterator[tuple[OpenAITestServer, Router]]:
 
 
 def _report(tally: Tally, label: str) -> None:
-    print(
-        f"\n[{label}] {tally.kills} kills, {tally.sessions_checked} session files checked, "
+    fuzz.NOTES.append(
+        f"[SIGKILL, {label}] {tally.kills} kills, {tally.sessions_checked} session files checked, "
         f"{len(tally.damaged)} damaged, {tally.complete_checked} complete messages checked, "
         f"{len(tally.lost)} lost, {tally.resumed} resumed, "
         f"{len(tally.invalid_resume)} invalid resumed conversations; states at the kill: "

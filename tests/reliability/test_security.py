@@ -28,6 +28,7 @@ from picobot_tui.core.tools.base import Tool, ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, builtin_tools
 from picobot_tui.runtime import build_runtime
 from tests.core.test_tools_paths import SECRET, layout, make_registry, snapshot_outside
+from tests.reliability.fuzz import tally
 from tests.reliability.support import KEY, Proc, Router, session_paths, write_config
 from tests.support.openai_server import (
     OpenAITestServer,
@@ -70,6 +71,7 @@ def _args(tool: str, path: str) -> dict[str, str]:
     "name", [n for n in ESCAPE_PATHS_MORE if n not in CONTROLS], ids=lambda n: n
 )
 async def test_more_path_escapes_refused(layout, monkeypatch, tool, name) -> None:
+    tally("workspace escapes: file-tool attempts (this suite)")
     monkeypatch.setenv("PWD", str(layout["ws"]))
     spec = ESCAPE_PATHS_MORE[name]
     path = spec(layout) if callable(spec) else spec
@@ -122,6 +124,7 @@ ESCAPE_COMMANDS_MORE: dict[str, Any] = {
 
 @pytest.mark.parametrize("name", list(ESCAPE_COMMANDS_MORE), ids=lambda n: n)
 async def test_more_exec_escapes_refused(layout, monkeypatch, name) -> None:
+    tally("workspace escapes: exec attempts (this suite)")
     monkeypatch.setenv("TMPDIR", str(layout["tmp"]))
     monkeypatch.setenv("OLDPWD", str(layout["outside"]))
     spec = ESCAPE_COMMANDS_MORE[name]
@@ -140,6 +143,7 @@ async def test_more_exec_escapes_refused(layout, monkeypatch, name) -> None:
 async def test_two_step_symlink_made_at_run_time_is_still_refused(layout) -> None:
     """exec builds a symlink whose target the guard cannot see (computed at run time); the
     file tools and exec still refuse to go through it."""
+    tally("workspace escapes: through a symlink made at run time (5 tools)")
     reg = make_registry(layout["ws"])
     outside = str(layout["outside"])
     octal = "".join(f"\\{ord(c):03o}" for c in outside)

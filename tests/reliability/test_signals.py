@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.reliability.fuzz import tally
 from tests.reliability.support import (
     Proc,
     Router,
@@ -120,6 +121,7 @@ def test_sigint_and_sigterm_end_cleanly_at_every_moment(tmp_path, server_router)
         results = list(pool.map(lambda c: run_case(c, tmp_path / c.id, router), all_cases))
     failures = []
     for case, (proc, code) in zip(all_cases, results, strict=True):
+        tally(f"{case.sig.name} at a moment (subprocess)")
         home = tmp_path / case.id
         why = []
         if code != EXPECTED[case.sig]:
