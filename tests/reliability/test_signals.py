@@ -4,6 +4,7 @@ answer is kept and marked interrupted) without any repair on resume."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -188,3 +189,74 @@ def test_sigterm_before_the_loop_starts_still_exits_143(tmp_path) -> None:
     assert code == EXPECTED[sig], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (home / "sessions").exists()
+
+
+@pytest.mark.e2e
+def test_tui_sigterm_mid_stream_exits_143_restores_the_terminal_and_keeps_the_answer(
+    tmp_path,
+) -> None:
+    """The full-screen app in a pseudo-terminal, killed with SIGTERM while an answer streams:
+    exit 143, the terminal is given back (alternate screen left), the partial answer is in
+    the session marked interrupted."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    from tests.headless.conftest import cli_env, picobot_exe
+
+    router = Router()
+    words = " ".join(f"w{i}" for i in range(600))
+    router.add("tui", [slow(0.05, text_reply(words, chunk_size=5))])
+    with OpenAITestServer(default=router) as server:
+        write_config(tmp_path, server.url)
+        env = cli_env(tmp_path, TERM="xterm-256color")
+        pid, fd = pty.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.execvpe(picobot_exe()[0], [*picobot_exe(), "agent"], env)
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        out = bytearray()
+
+        def pump(until, timeout: float = 60) -> None:
+            deadline = time.monotonic() + timeout
+            while not until() and time.monotonic() < deadline:
+                ready, _, _ = select.select([fd], [], [], 0.05)
+                if ready:
+                    try:
+                        out.extend(os.read(fd, 65536))
+                    except OSError:
+                        return
+
+        try:
+            pump(lambda: b"\x1b[?1049h" in out and len(out) > 2000)  # the app is up
+            os.write(fd, b"tui: talk to me")
+            pump(lambda: False, 0.5)
+            os.write(fd, b"\r")
+            pump(lambda: router.count("tui") >= 1)
+            pump(lambda: b"w20" in out)
+            mark = len(out)
+            os.kill(pid, signal.SIGTERM)
+            pump(lambda: b"\x1b[?1049l" in out[mark:], 30)
+            deadline = time.monotonic() + 30
+            while (status := os.waitpid(pid, os.WNOHANG))[0] == 0:
+                assert time.monotonic() < deadline, "the app did not exit"
+                pump(lambda: False, 0.1)
+        finally:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            os.close(fd)
+    tally("SIGTERM to the TUI mid-stream (pty)")
+    assert os.waitstatus_to_exitcode(status[1]) == 143
+    assert b"\x1b[?1049l" in out[mark:], "the alternate screen was not left"
+    assert b"Traceback" not in out
+    [path] = session_paths(tmp_path)
+    check = check_session_file(path)
+    assert not check.warnings and not check.damaged
+    last = check.messages[-1]
+    assert (
+        last["role"] == "assistant"
+        and last.get("interrupted")
+        and last["content"].startswith("w0 ")
+    )
