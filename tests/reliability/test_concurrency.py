@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import logging
+import signal
 from collections.abc import AsyncIterator
 
 import pytest
@@ -36,7 +37,8 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
     tmp_path,
 ) -> None:
     router = Router()
-    router.add("two", [slow(0.02, text_reply("streaming along " * 40, chunk_size=4))])
+    # The first process streams for minutes: it holds the session until the test ends it.
+    router.add("two", [slow(0.05, text_reply("streaming along " * 1000, chunk_size=4))])
     with OpenAITestServer(default=router) as server:
         write_config(tmp_path, server.url)
         first = Proc(tmp_path, ["agent", "-m", "two: long one"])
@@ -44,7 +46,7 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
             first.wait_until(lambda: len(first.out) >= 8)  # streaming: the session is open
             [path] = session_paths(tmp_path)
             key = check_session_file(path, lock=False).key
-            # Four more at once: by id, by `latest`, in --json mode, and the housekeeping
+            # Five more at once: by id, by `latest`, in --json mode, and the housekeeping
             # commands that need the session's lock.
             others = {
                 "by id": Proc(tmp_path, ["agent", "-m", "two: me too", "--session", key]),
@@ -56,7 +58,9 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
             js.close_stdin()
             results = {name: (p.finish(timeout=120), p) for name, p in others.items()}
             js_code = js.finish(timeout=120)
-            assert first.finish(timeout=120) == 0, first.stderr
+            assert first.popen.poll() is None, "the first process ended before the others ran"
+            first.popen.send_signal(signal.SIGINT)
+            assert first.finish(timeout=120) == 130, first.stderr
         finally:
             for p in (first,):
                 if p.popen.poll() is None:
@@ -73,7 +77,8 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
     check = check_session_file(path)
     assert not check.warnings and not check.damaged
     assert [m["role"] for m in check.messages] == ["user", "assistant"]
-    assert check.messages[1]["content"] == "streaming along " * 40
+    assert check.messages[1]["interrupted"] is True
+    assert check.messages[1]["content"].startswith("streaming along streaming")
     assert path.exists() and "stolen" not in path.read_text()
     # Once the first is done, the session is free again.
     router.add("two", [])

@@ -85,7 +85,9 @@ def build_case(index: int) -> KillCase:
     cid = case.id
     if moment == "stream":  # while text streams: after k deltas / bytes
         k = rng.randint(1, 40)
-        case.steps = [slow(rng.uniform(0.01, 0.03), text_reply("word " * 150, chunk_size=5))]
+        # Distinct words: LiteLLM aborts a stream of 100 identical chunks.
+        text = " ".join(f"w{i}" for i in range(300))
+        case.steps = [slow(rng.uniform(0.01, 0.03), text_reply(text, chunk_size=5))]
         if mode == "json":
             case.wait = _has_event("text_delta", k)
         else:

@@ -52,7 +52,7 @@ from tests.support.openai_server import (
 )
 
 BACKOFF = 0.01
-TIMEOUT = 2.0  # requestTimeout for these tests; the "slow" fault waits far longer
+TIMEOUT = 3.0  # requestTimeout for these tests; the "slow" fault waits far longer
 
 
 @dataclass(frozen=True)
