@@ -1,6 +1,6 @@
 """Run every benchmark and print the table of figures.
 
-    python -m bench                 # all ten figures (about 15 minutes)
+    python -m bench                 # all ten figures (8-10 minutes)
     python -m bench --only 1,6,9    # some of them
     python bench/run_all.py         # the same as python -m bench
 
