@@ -17,7 +17,7 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -92,6 +92,9 @@ class PicobotApp(App[int]):
         self.clock = clock
         self.deterministic = deterministic
         self.queue: list[str] = []
+        self.last_key_time: float | None = None
+        """When the last key arrived (time.monotonic); streamed text waits a little after
+        one (widgets.blocks.KEY_HOLD)."""
         self.busy = False
         self._interrupted = False
         self.sessions: SessionSwitcher
@@ -179,6 +182,11 @@ class PicobotApp(App[int]):
         """Release the open session's lock (after the app has exited)."""
         if hasattr(self, "sessions"):
             self.sessions.close()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.last_key_time = time.monotonic()
+        await super().on_event(event)
 
     def on_resize(self) -> None:
         self.status.show_budget = self.size.width < 100 or not self.settings.ui.show_gauge

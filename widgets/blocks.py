@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any, ClassVar
 
 from rich.markdown import Markdown as RichMarkdown
@@ -30,6 +31,13 @@ FREEZE_AT = 1500
 """While an answer streams, once this many characters of finished markdown blocks sit in
 the live Markdown widget they move into a frozen Static. The live widget's layout cost grows
 with its blocks: a 20,000-token answer took 2x the CPU of headless, and input lagged."""
+
+KEY_HOLD = 0.1
+"""Seconds after a key press during which appends of streamed text wait: each append costs
+a layout pass and a re-render (30-90 ms), and a key arriving meanwhile waits behind it
+(bench #5). `App.last_key_time` (time.monotonic) gives the last key press."""
+KEY_HOLD_MAX = 1.0
+"""While the user keeps typing, streamed text is held back about this long (seconds)."""
 
 
 def settled_prefix(text: str) -> int:
@@ -172,6 +180,7 @@ class AssistantMessage(Block):
         self._pending: list[str] = []
         self._stream: MarkdownStream | None = None
         self._flush_scheduled = False
+        self._held_since: float | None = None  # when a pending append was first held back
         self._live = text  # the part of `source` still in the live Markdown widget
 
     def compose(self) -> ComposeResult:
@@ -203,10 +212,35 @@ class AssistantMessage(Block):
             self._flush_scheduled = True
             self.set_timer(self.interval, self._flush)
 
+    def _key_hold(self) -> float:
+        """Seconds to wait before appending, as a key was pressed less than KEY_HOLD ago;
+        0 if not. Text held back for KEY_HOLD_MAX goes in just after a key was handled,
+        in the gap before the next one (at the latest KEY_HOLD_MAX + 0.5 s)."""
+        last_key = getattr(self.app, "last_key_time", None)
+        if last_key is None:
+            return 0.0
+        now = time.monotonic()
+        wait = KEY_HOLD - (now - last_key)
+        if wait <= 0:
+            return 0.0
+        if self._held_since is None:
+            self._held_since = now
+        held = now - self._held_since
+        if held < KEY_HOLD_MAX:
+            return min(wait, KEY_HOLD_MAX - held)
+        if now - last_key <= 0.03 or held >= KEY_HOLD_MAX + 0.5:
+            return 0.0
+        return 0.01
+
     async def _flush(self) -> None:
         self._flush_scheduled = False
         if not self._pending or self._stream is None:
             return
+        if self.interval > 0 and (wait := self._key_hold()) > 0:
+            self._flush_scheduled = True
+            self.set_timer(wait, self._flush)
+            return
+        self._held_since = None
         chunk = "".join(self._pending)
         self._pending.clear()
         self._live += chunk
