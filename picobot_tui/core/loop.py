@@ -13,9 +13,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from picobot_tui.config import Settings
 from picobot_tui.core import budget as budget_mod
@@ -50,74 +48,23 @@ from picobot_tui.core.sessions import Session, SessionStore
 from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
-from picobot_tui.core.tracing import ToolTrace, Tracer, TurnTrace
+from picobot_tui.core.tracing import ToolTrace, Tracer
+from picobot_tui.core.turn_state import (  # noqa: F401  (ApprovalRequest etc. re-exported)
+    CANCELLED_RESULT,
+    STUCK_MESSAGE,
+    ApprovalRequest,
+    ConfirmFn,
+    Decision,
+    SessionState,
+    TurnState,
+    approval_needed,
+    ask,
+    canonical_call,
+    fresh_id,
+    now_iso,
+)
 
 log = logging.getLogger("picobot.loop")
-
-Decision = Literal["allow", "allow_session", "deny"]
-STUCK_MESSAGE = (
-    "You appear stuck — you just called the same tool with the same arguments. "
-    "Try a different approach."
-)
-CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    preview: str
-
-
-ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
-
-
-@dataclass
-class _SessionState:
-    """What the loop keeps in memory per session between turns."""
-
-    history: list[dict[str, Any]]
-    estimator: budget_mod.TokenEstimator = field(default_factory=budget_mod.TokenEstimator)
-    allowed_tools: set[str] = field(default_factory=set)
-    cost: float | None = None
-    turns: int = 0
-    last_prompt_tokens: int = 0
-    last_completion_tokens: int = 0
-    fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
-    call_ids: set[str] = field(default_factory=set)  # every tool-call id used in the session
-
-
-@dataclass
-class _Turn:
-    """Mutable bookkeeping of the turn in flight, used for clean cancellation."""
-
-    text: list[str] = field(default_factory=list)
-    open_calls: dict[str, str] = field(default_factory=dict)  # id -> name, no result yet
-    tool_traces: list[ToolTrace] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
-    retries: int = 0
-    llm_calls: int = 0
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _fresh_id(base: str, used: set[str]) -> str:
-    """`base`, or `base-N` when the session already used it (some local models send
-    `call_0` every time), so each id names one call for the UI, approvals and history."""
-    new, n = base, 1
-    while new in used:
-        n += 1
-        new = f"{base}-{n}"
-    return new
-
-
-def canonical_call(name: str, args: dict[str, Any] | str) -> str:
-    return json.dumps([name, args], sort_keys=True, separators=(",", ":"))
 
 
 class AgentLoop:
@@ -148,17 +95,17 @@ class AgentLoop:
         self.context = context or ContextBuilder(
             settings.workspace_path, tool_names=tools.names() if tools else []
         )
-        self._states: dict[str, _SessionState] = {}
+        self._states: dict[str, SessionState] = {}
 
     # -- session state -----------------------------------------------------------------
-    def _state(self, session: Session) -> _SessionState:
+    def _state(self, session: Session) -> SessionState:
         state = self._states.get(session.key)
         if state is None:
             repaired = heal_orphans(session)
             history = budget_mod.bound_history(
                 [to_provider(m) for m in repaired], self.defaults.max_history_messages
             )
-            state = _SessionState(history=history)
+            state = SessionState(history=history)
             state.call_ids = {
                 c.get("id", "") for m in session.messages for c in m.get("tool_calls") or ()
             }
@@ -187,7 +134,7 @@ class AgentLoop:
         budget = self.defaults.token_budget
         return BudgetChanged(tokens, budget, int(budget * budget_mod.COMPRESS_AT))
 
-    def _compress(self, state: _SessionState, fixed: int) -> HistoryCompressed | None:
+    def _compress(self, state: SessionState, fixed: int) -> HistoryCompressed | None:
         before = state.estimator.estimate(state.history, fixed)
         cut = budget_mod.compress(state.history, self.defaults.token_budget, fixed)
         if cut.dropped == 0:
@@ -215,7 +162,7 @@ class AgentLoop:
         yield self._budget_event(state.estimator.estimate(state.history, fixed))
 
     # -- the turn ----------------------------------------------------------------------
-    def _record(self, session: Session, state: _SessionState, message: dict[str, Any]) -> None:
+    def _record(self, session: Session, state: SessionState, message: dict[str, Any]) -> None:
         session.append(message)
         state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
 
@@ -223,8 +170,7 @@ class AgentLoop:
         """Process one user message; yields events until TurnFinished."""
         state = self._state(session)
         state.turns += 1
-        turn = _Turn()
-        started, t0 = _now_iso(), time.monotonic()
+        turn = TurnState()
         outcome: Outcome = "error"
         content = ""
         error: str | None = None
@@ -241,15 +187,15 @@ class AgentLoop:
         except (asyncio.CancelledError, GeneratorExit) as exc:
             outcome = "cancelled"
             content = self._cancel_cleanup(session, state, turn)
-            self._trace(session, state, turn, started, t0, outcome, None)
+            self._trace(session, state, turn, outcome, None)
             if isinstance(exc, GeneratorExit):
                 raise
             yield TurnFinished("cancelled", content, session.key, self._usage(state, turn))
             return
-        self._trace(session, state, turn, started, t0, outcome, error)
+        self._trace(session, state, turn, outcome, error)
         yield TurnFinished(outcome, content, session.key, self._usage(state, turn))
 
-    def _usage(self, state: _SessionState, turn: _Turn) -> dict[str, Any]:
+    def _usage(self, state: SessionState, turn: TurnState) -> dict[str, Any]:
         return {
             "prompt_tokens": turn.prompt_tokens,
             "completion_tokens": turn.completion_tokens,
@@ -257,7 +203,7 @@ class AgentLoop:
             "session_cost": state.cost,
         }
 
-    def _cancel_cleanup(self, session: Session, state: _SessionState, turn: _Turn) -> str:
+    def _cancel_cleanup(self, session: Session, state: SessionState, turn: TurnState) -> str:
         partial = "".join(turn.text)
         if turn.open_calls:
             for call_id, name in list(turn.open_calls.items()):
@@ -284,10 +230,8 @@ class AgentLoop:
     def _trace(
         self,
         session: Session,
-        state: _SessionState,
-        turn: _Turn,
-        started: str,
-        t0: float,
+        state: SessionState,
+        turn: TurnState,
         outcome: str,
         error: str | None,
     ) -> None:
@@ -301,30 +245,13 @@ class AgentLoop:
             turn.retries,
             f" ({error})" if error else "",
         )
-        if self.tracer is None:
-            return
-        self.tracer.record(
-            TurnTrace(
-                session=session.key,
-                turn=state.turns,
-                model=self.model_name,
-                started=started,
-                ended=_now_iso(),
-                duration_ms=round((time.monotonic() - t0) * 1000, 1),
-                prompt_tokens=turn.prompt_tokens,
-                completion_tokens=turn.completion_tokens,
-                total_tokens=turn.prompt_tokens + turn.completion_tokens,
-                cost=turn.cost,
-                tool_calls=list(turn.tool_traces),
-                retries=turn.retries,
-                outcome=outcome,
-                error=error,
-                llm_calls=turn.llm_calls,
+        if self.tracer is not None:
+            self.tracer.record(
+                turn.trace(session.key, state.turns, self.model_name, outcome, error)
             )
-        )
 
     async def _iterate(
-        self, session: Session, state: _SessionState, turn: _Turn
+        self, session: Session, state: SessionState, turn: TurnState
     ) -> AsyncIterator[Event]:
         d = self.defaults
         system = self.context.build()
@@ -410,8 +337,8 @@ class AgentLoop:
     async def _call_model(
         self,
         messages: list[dict[str, Any]],
-        state: _SessionState,
-        turn: _Turn,
+        state: SessionState,
+        turn: TurnState,
         calls: list[dict[str, Any]],
     ) -> AsyncIterator[Event]:
         """One model call with retries. Fills `turn.text` and `calls`; yields an ErrorEvent
@@ -442,7 +369,7 @@ class AgentLoop:
                         if live is not None:
                             if live[0] not in ids:
                                 taken = state.call_ids | set(ids.values())
-                                ids[live[0]] = _fresh_id(live[0], taken)
+                                ids[live[0]] = fresh_id(live[0], taken)
                             yield ToolCallArgsDelta(ids[live[0]], live[1], live[2])
                     elif isinstance(chunk, UsageChunk):
                         usage = chunk
@@ -468,7 +395,7 @@ class AgentLoop:
                 yield ErrorEvent(message, e.kind, e.hint)
                 return
         for call in acc.calls():
-            call["id"] = ids.get(call["id"]) or _fresh_id(call["id"], state.call_ids)
+            call["id"] = ids.get(call["id"]) or fresh_id(call["id"], state.call_ids)
             state.call_ids.add(call["id"])
             calls.append(call)
         self._account(messages, state, turn, usage)
@@ -484,8 +411,8 @@ class AgentLoop:
     def _account(
         self,
         messages: list[dict[str, Any]],
-        state: _SessionState,
-        turn: _Turn,
+        state: SessionState,
+        turn: TurnState,
         usage: UsageChunk | None,
     ) -> None:
         if usage is not None:
@@ -508,8 +435,8 @@ class AgentLoop:
         session: Session,
         call: dict[str, Any],
         iteration: int,
-        state: _SessionState,
-        turn: _Turn,
+        state: SessionState,
+        turn: TurnState,
     ) -> AsyncIterator[Event]:
         fn = call["function"]
         call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
@@ -532,10 +459,10 @@ class AgentLoop:
         if args is not None and self.tools is not None:
             decision = "allow"
             if self.tools.is_mutating(name):
-                decision = await self._approve(call_id, name, args, state)
+                decision = approval_needed(self.settings, self.tools, call_id, name, args, state)
                 if isinstance(decision, ApprovalRequested):
                     yield decision
-                    decision = await self._ask(decision, state)
+                    decision = await ask(self.confirm, decision, state)
             if decision == "deny":
                 result = ToolResult(
                     False, f"Denied: the user did not allow this {name} call.", "denied"
@@ -566,25 +493,3 @@ class AgentLoop:
         )
         turn.open_calls.pop(call_id, None)
         yield ToolCallFinished(call_id, name, result.ok, duration, result.content, result.status)
-
-    async def _approve(
-        self, call_id: str, name: str, args: dict[str, Any], state: _SessionState
-    ) -> str | ApprovalRequested:
-        policy = self.settings.tools.approval
-        if policy == "auto":
-            return "allow"
-        if policy == "readonly":
-            return "readonly"
-        if name in self.settings.tools.always_allow or name in state.allowed_tools:
-            return "allow"
-        assert self.tools is not None
-        return ApprovalRequested(call_id, name, args, self.tools.preview(name, args))
-
-    async def _ask(self, req: ApprovalRequested, state: _SessionState) -> str:
-        if self.confirm is None:
-            return "deny"
-        decision = await self.confirm(ApprovalRequest(req.id, req.name, req.arguments, req.preview))
-        if decision == "allow_session":
-            state.allowed_tools.add(req.name)
-            return "allow"
-        return "allow" if decision == "allow" else "deny"

@@ -1,0 +1,136 @@
+"""The loop's bookkeeping: what it keeps per session between turns, what it tracks for the
+turn in flight (so cancellation can record what is true), and the approval decision."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from picobot_tui.config import Settings
+from picobot_tui.core.budget import TokenEstimator
+from picobot_tui.core.events import ApprovalRequested
+from picobot_tui.core.tools.registry import ToolRegistry
+from picobot_tui.core.tracing import ToolTrace, TurnTrace
+
+Decision = Literal["allow", "allow_session", "deny"]
+STUCK_MESSAGE = (
+    "You appear stuck — you just called the same tool with the same arguments. "
+    "Try a different approach."
+)
+CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    preview: str
+
+
+ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
+
+
+@dataclass
+class SessionState:
+    """What the loop keeps in memory per session between turns."""
+
+    history: list[dict[str, Any]]
+    estimator: TokenEstimator = field(default_factory=TokenEstimator)
+    allowed_tools: set[str] = field(default_factory=set)
+    cost: float | None = None
+    turns: int = 0
+    last_prompt_tokens: int = 0
+    last_completion_tokens: int = 0
+    fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
+    call_ids: set[str] = field(default_factory=set)  # every tool-call id used in the session
+
+
+@dataclass
+class TurnState:
+    """Mutable bookkeeping of the turn in flight, used for clean cancellation."""
+
+    text: list[str] = field(default_factory=list)
+    open_calls: dict[str, str] = field(default_factory=dict)  # id -> name, no result yet
+    tool_traces: list[ToolTrace] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    retries: int = 0
+    llm_calls: int = 0
+    started: str = field(default_factory=lambda: now_iso())
+    t0: float = field(default_factory=time.monotonic)
+
+    def trace(
+        self, session: str, turn: int, model: str, outcome: str, error: str | None
+    ) -> TurnTrace:
+        """The trace line of this turn."""
+        return TurnTrace(
+            session=session,
+            turn=turn,
+            model=model,
+            started=self.started,
+            ended=now_iso(),
+            duration_ms=round((time.monotonic() - self.t0) * 1000, 1),
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            total_tokens=self.prompt_tokens + self.completion_tokens,
+            cost=self.cost,
+            tool_calls=list(self.tool_traces),
+            retries=self.retries,
+            outcome=outcome,
+            error=error,
+            llm_calls=self.llm_calls,
+        )
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def fresh_id(base: str, used: set[str]) -> str:
+    """`base`, or `base-N` when the session already used it (some local models send
+    `call_0` every time), so each id names one call for the UI, approvals and history."""
+    new, n = base, 1
+    while new in used:
+        n += 1
+        new = f"{base}-{n}"
+    return new
+
+
+def canonical_call(name: str, args: dict[str, Any] | str) -> str:
+    return json.dumps([name, args], sort_keys=True, separators=(",", ":"))
+
+
+def approval_needed(
+    settings: Settings,
+    tools: ToolRegistry,
+    call_id: str,
+    name: str,
+    args: dict[str, Any],
+    state: SessionState,
+) -> str | ApprovalRequested:
+    """ "allow" or "readonly" by policy, or the request to put to the user."""
+    policy = settings.tools.approval
+    if policy == "auto":
+        return "allow"
+    if policy == "readonly":
+        return "readonly"
+    if name in settings.tools.always_allow or name in state.allowed_tools:
+        return "allow"
+    return ApprovalRequested(call_id, name, args, tools.preview(name, args))
+
+
+async def ask(confirm: ConfirmFn | None, req: ApprovalRequested, state: SessionState) -> str:
+    """Put the request to the user; only their answer (never tool output) decides."""
+    if confirm is None:
+        return "deny"
+    decision = await confirm(ApprovalRequest(req.id, req.name, req.arguments, req.preview))
+    if decision == "allow_session":
+        state.allowed_tools.add(req.name)
+        return "allow"
+    return "allow" if decision == "allow" else "deny"
