@@ -24,12 +24,8 @@ STUCK_MESSAGE = (
 CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    preview: str
+# What a front end's `confirm` is asked about is the very event it was shown.
+ApprovalRequest = ApprovalRequested
 
 
 ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
@@ -129,7 +125,7 @@ async def ask(confirm: ConfirmFn | None, req: ApprovalRequested, state: SessionS
     """Put the request to the user; only their answer (never tool output) decides."""
     if confirm is None:
         return "deny"
-    decision = await confirm(ApprovalRequest(req.id, req.name, req.arguments, req.preview))
+    decision = await confirm(req)
     if decision == "allow_session":
         state.allowed_tools.add(req.name)
         return "allow"
