@@ -75,7 +75,7 @@ def agent(
     ] = False,
 ) -> None:
     """Chat with the agent: the TUI, or one message with -m, or --json."""
-    from picobot_tui.run_context import RunError, RunOptions
+    from picobot_tui.run_options import RunError, RunOptions
 
     opts = RunOptions(
         model=model, session=session, workspace=workspace, max_tokens=max_tokens, logs=logs
@@ -95,9 +95,15 @@ def agent(
             flags = HeadlessFlags(stream=stream, show_tools=show_tools, markdown=markdown, yes=yes)
             code = run_message(opts, flags, message)
         else:
-            from picobot_tui.app import run_app
+            from picobot_tui import startup_gc
 
-            code = run_app(opts)
+            startup_gc.pause()  # the app resumes it once its first frame is out
+            try:
+                from picobot_tui.app import run_app
+
+                code = run_app(opts)
+            finally:
+                startup_gc.resume()
     except RunError as e:
         _fail(e.message, e.code)
     except KeyboardInterrupt:

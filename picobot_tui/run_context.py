@@ -7,32 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from picobot_tui.config import ConfigError, Settings, load_settings
 from picobot_tui.core.demo import DEMO_MODEL
 from picobot_tui.core.loop import ConfirmFn
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.logs import setup_logging
+from picobot_tui.run_options import RunError, RunOptions
 from picobot_tui.runtime import Runtime, build_runtime
 
-
-class RunError(Exception):
-    """A problem the user must fix; `code` is the process exit code."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-
-
-@dataclass
-class RunOptions:
-    model: str | None = None
-    session: str | None = None
-    workspace: Path | None = None
-    max_tokens: int | None = None
-    logs: bool = False
+__all__ = ["Run", "RunError", "RunOptions", "load_checked_settings", "open_run", "open_session"]
 
 
 @dataclass

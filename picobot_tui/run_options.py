@@ -1,0 +1,25 @@
+"""What the `agent` command line asks for, and the error a run reports to the user. Imports
+nothing heavy: the TUI paints its first frame before settings or the core are loaded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class RunError(Exception):
+    """A problem the user must fix; `code` is the process exit code."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class RunOptions:
+    model: str | None = None
+    session: str | None = None
+    workspace: Path | None = None
+    max_tokens: int | None = None
+    logs: bool = False
