@@ -22,6 +22,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from picobot_tui.jsonc import strip_json_comments  # also imported from here
 from picobot_tui.paths import config_path, picobot_home  # also imported from here
 
 PROVIDER_NAMES = (
@@ -154,19 +155,6 @@ class UiConfig(Section):
     """Show the tool-call timeline pane at start (ctrl+t toggles it)."""
     show_gauge: bool = True
     """Show the token-budget gauge at start (ctrl+b toggles it)."""
-
-
-_COMMENT_RE = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
-
-
-def strip_json_comments(text: str) -> str:
-    """Blank out `//` comments outside strings, keeping every line where it was."""
-
-    def repl(m: re.Match[str]) -> str:
-        s = m.group(0)
-        return s if s.startswith('"') else " " * len(s)
-
-    return _COMMENT_RE.sub(repl, text)
 
 
 def _snake_keys(value: Any) -> Any:
