@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markdown import Markdown as RichMarkdown
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,8 +19,11 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 _FENCE_RE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 _FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -167,6 +169,14 @@ class UserMessage(Block):
         return self.source
 
 
+def _markdown_widget() -> type[Markdown]:
+    """Textual's Markdown widget, imported on first use: it and rich's Markdown pull in
+    markdown-it (~40 ms), which would otherwise delay the first frame (bench #1)."""
+    from textual.widgets import Markdown
+
+    return Markdown
+
+
 class AssistantMessage(Block):
     """Model text: streamed into a Markdown widget, then frozen into one cheap Static."""
 
@@ -185,13 +195,14 @@ class AssistantMessage(Block):
 
     def compose(self) -> ComposeResult:
         if self.streaming:
-            yield Markdown(self.source, classes="body live")
+            yield _markdown_widget()(self.source, classes="body live")
         else:
             yield self._frozen()
 
     def on_mount(self) -> None:
         if self.streaming:
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
+            markdown = _markdown_widget()
+            self._stream = markdown.get_stream(self.query_one(markdown))
 
     def copy_text(self) -> str:
         return self.source
@@ -200,6 +211,8 @@ class AssistantMessage(Block):
         dark = self.app.current_theme.dark if self.is_attached else True
         theme = "monokai" if dark else "friendly"
         source = self.source if text is None else text
+        from rich.markdown import Markdown as RichMarkdown
+
         return Static(RichMarkdown(source, code_theme=theme), classes="body frozen")
 
     async def append(self, text: str) -> None:
@@ -252,13 +265,14 @@ class AssistantMessage(Block):
         # live widget with what is left.
         done, self._live = self._live[:cut], self._live[cut:]
         await self._stream.stop()
-        live = self.query_one(Markdown)
+        markdown = _markdown_widget()
+        live = self.query_one(markdown)
         part = self._frozen(done)
         part.add_class("part")
         part.styles.margin = (0, 0, 1, 0)  # the blank line between blocks, as in Markdown
         await self.mount(part, before=live)
         await live.update(self._live)
-        self._stream = Markdown.get_stream(live)
+        self._stream = markdown.get_stream(live)
 
     async def finish(self, *, interrupted: bool = False) -> None:
         """Stop streaming and swap the live Markdown for a frozen render."""
@@ -269,7 +283,7 @@ class AssistantMessage(Block):
             if self._stream is not None:
                 await self._stream.stop()
                 self._stream = None
-            await self.query_one(Markdown).remove()
+            await self.query_one(_markdown_widget()).remove()
             await self.query(".part").remove()  # replaced by one render of the whole text
             if self.source.strip():
                 await self.mount(self._frozen())
