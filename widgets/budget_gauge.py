@@ -85,15 +85,17 @@ class BudgetGauge(Widget):
         mark = min(width - 1, round(width * self.threshold / self.budget)) if self.budget else -1
         over = self.budget and self.estimated >= self.threshold
         fill_style = "$error" if over else "$primary"
-        parts: list[tuple[str, str]] = []
-        for i in range(width):
-            if i == mark:
-                parts.append(("┃", "bold $warning"))
-            elif i < fill:
-                parts.append(("█", fill_style))
-            else:
-                parts.append(("░", "$foreground-darken-3"))
-        return Content.assemble(*parts)
+        empty, warn = "$foreground-darken-3", "bold $warning"
+        # Runs of cells, not a part per cell: that made the first frame's render 30 ms.
+        if 0 <= mark < fill:
+            runs = [("█" * mark, fill_style), ("┃", warn), ("█" * (fill - mark - 1), fill_style)]
+            runs.append(("░" * (width - fill), empty))
+        elif mark >= fill:
+            runs = [("█" * fill, fill_style), ("░" * (mark - fill), empty), ("┃", warn)]
+            runs.append(("░" * (width - mark - 1), empty))
+        else:
+            runs = [("█" * fill, fill_style), ("░" * (width - fill), empty)]
+        return Content.assemble(*(run for run in runs if run[0]))
 
     def render(self) -> Content:
         width = self.content_region.width or self.size.width or 30
