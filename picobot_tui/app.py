@@ -26,11 +26,9 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
-from picobot_tui.config import Settings
+from picobot_tui.run_options import RunError, RunOptions
 from picobot_tui.tui_commands import SLASH_COMMANDS, parse_slash, system_commands
-from picobot_tui.tui_config import credentials_hint
-from picobot_tui.tui_router import EventRouter
-from picobot_tui.tui_sessions import SessionSwitcher
+from picobot_tui.ui_peek import peek_ui
 from picobot_tui.widgets.blocks import Block, code_blocks
 from picobot_tui.widgets.budget_gauge import BudgetGauge
 from picobot_tui.widgets.conversation import ConversationPane
@@ -39,9 +37,12 @@ from picobot_tui.widgets.status_bar import StatusBar
 from picobot_tui.widgets.tool_timeline import ToolTimeline
 
 if TYPE_CHECKING:
+    from picobot_tui.config import Settings
     from picobot_tui.core.loop import ApprovalRequest
     from picobot_tui.core.model import ModelClient
     from picobot_tui.runtime import Runtime
+    from picobot_tui.tui_router import EventRouter
+    from picobot_tui.tui_sessions import SessionSwitcher
 
 log = logging.getLogger("picobot")
 
@@ -70,8 +71,9 @@ class PicobotApp(App[int]):
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | None = None,
         *,
+        options: RunOptions | None = None,
         model: str | None = None,
         session: str | None = None,
         workspace: Path | None = None,
@@ -80,13 +82,14 @@ class PicobotApp(App[int]):
         clock: Callable[[], float] = time.monotonic,
         deterministic: bool = False,
     ) -> None:
-        """`deterministic` (tests, screenshots): no cursor blink, no live timers, no
+        """Without `settings` the app loads them (from `options`) after its first frame, so
+        the window appears before pydantic-settings and the core are imported.
+
+        `deterministic` (tests, screenshots): no cursor blink, no live timers, no
         throttling of streamed text."""
         super().__init__()
-        self.settings = settings
-        self._model = model
-        self._session_arg = session
-        self._workspace = workspace
+        self.settings: Settings | None = settings
+        self.options = options or RunOptions(model=model, session=session, workspace=workspace)
         self._model_client = model_client
         self.runtime: Runtime | None = runtime
         self.clock = clock
@@ -95,6 +98,10 @@ class PicobotApp(App[int]):
         self.last_key_time: float | None = None
         """When the last key arrived (time.monotonic); streamed text waits a little after
         one (widgets.blocks.KEY_HOLD)."""
+        self.ready = False
+        """Settings, runtime and session are loaded (messages sent before wait in `queue`)."""
+        self.start_error: RunError | None = None
+        """Why the app exited while starting (e.g. a config error), for `run_app`."""
         self.busy = False
         self._interrupted = False
         self.sessions: SessionSwitcher
@@ -138,20 +145,62 @@ class PicobotApp(App[int]):
         return self.screen_stack[0]
 
     async def on_mount(self) -> None:
-        ui = self.settings.ui
-        if ui.theme in self.available_themes:
-            self.theme = ui.theme
-        self._rich_theme()
         self.theme_changed_signal.subscribe(self, lambda _theme: self._rich_theme())
-        self.main_screen.set_class(not ui.show_timeline, "-hide-timeline")
-        self.main_screen.set_class(not ui.show_gauge, "-hide-gauge")
+        if self.settings is not None:
+            await self._start()
+            return
+        # Paint first: the settings (pydantic-settings) and the core take ~0.2 s to import.
+        self._apply_ui(peek_ui())
+        self.status.model = self.options.model or ""
+        self.status.state = "starting"
+        self.call_after_refresh(self._start)
+
+    def _apply_ui(self, ui: dict[str, Any]) -> None:
+        """Theme and side panes from the `ui` settings (or a peek at them)."""
+        if ui.get("theme") in self.available_themes:
+            self.theme = ui["theme"]
+        self._rich_theme()
+        self.main_screen.set_class(not ui.get("show_timeline", True), "-hide-timeline")
+        self.main_screen.set_class(not ui.get("show_gauge", True), "-hide-gauge")
+
+    async def _start(self) -> None:
+        """Load settings (if not given), build the runtime, open the session."""
+        from picobot_tui import startup_gc
+
+        try:
+            loaded = await self._load()
+        finally:
+            startup_gc.resume()
+        if not loaded:
+            return
+        self.ready = True
+        self.refresh_bindings()
+        self.warm_model()
+        if self.queue:  # typed and sent while starting
+            text = self.queue.pop(0)
+            self.prompt.set_queue(self.queue)
+            await self.send(text)
+
+    async def _load(self) -> bool:
+        """False when the app is exiting with `start_error` instead."""
+        if self.settings is None:
+            from picobot_tui.run_context import load_checked_settings
+
+            try:
+                self.settings, _warnings = load_checked_settings(self.options)
+            except RunError as e:
+                self.start_error = e
+                self.exit(e.code, return_code=e.code)
+                return False
+        settings = self.settings
+        self._apply_ui(settings.ui.model_dump())
         if self.runtime is None:
             from picobot_tui.runtime import build_runtime
 
             self.runtime = build_runtime(
-                self.settings,
-                model=self._model,
-                workspace=self._workspace,
+                settings,
+                model=self.options.model,
+                workspace=self.options.workspace,
                 confirm=self.confirm,
                 model_client=self._model_client,
             )
@@ -160,15 +209,19 @@ class PicobotApp(App[int]):
         if not self.deterministic:
             from picobot_tui.logs import setup_logging
 
-            setup_logging(self.settings.log_path, self.runtime.scrub, to_stderr=False)
+            setup_logging(settings.log_path, self.runtime.scrub, to_stderr=False)
+        from picobot_tui.tui_router import EventRouter
+        from picobot_tui.tui_sessions import SessionSwitcher
+
         self.router = EventRouter(
             self.conversation, self.timeline, self.gauge, self.status, ring=self.ring
         )
         self.sessions = SessionSwitcher(self, self.runtime)
         self.status.model = self.runtime.loop.model_name
-        self.gauge.set_budget(0, self.settings.agents.defaults.token_budget, 0)
-        await self.sessions.start(self._session_arg)
-        self.warm_model()
+        self.status.state = "idle"
+        self.gauge.set_budget(0, settings.agents.defaults.token_budget, 0)
+        await self.sessions.start(self.options.session)
+        return True
 
     def _rich_theme(self) -> None:
         """Inline code in frozen (rich) markdown follows the Textual theme."""
@@ -189,7 +242,8 @@ class PicobotApp(App[int]):
         await super().on_event(event)
 
     def on_resize(self) -> None:
-        self.status.show_budget = self.size.width < 100 or not self.settings.ui.show_gauge
+        hide_gauge = self.main_screen.has_class("-hide-gauge")
+        self.status.show_budget = self.size.width < 100 or hide_gauge
 
     @work(thread=True, group="warm", exit_on_error=False)
     def warm_model(self) -> None:
@@ -202,6 +256,8 @@ class PicobotApp(App[int]):
             except Exception as e:  # a failed warm-up shows on the first real call
                 log.warning("model warm-up failed: %s", e)
         if self._model_client is None:
+            from picobot_tui.tui_config import credentials_hint
+
             problem = credentials_hint(self.settings, self.runtime.loop.model_name)
             if problem:
                 self.call_from_thread(self.conversation.add_notice, "error", problem)
@@ -210,8 +266,11 @@ class PicobotApp(App[int]):
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
         slash = parse_slash(message.text)
         if slash is not None:
+            if self._starting():
+                self.prompt.text = message.text
+                return
             await self.run_slash(*slash)
-        elif self.busy:
+        elif self.busy or not self.ready:
             self.queue.append(message.text)
             self.prompt.set_queue(self.queue)
         else:
@@ -294,6 +353,8 @@ class PicobotApp(App[int]):
         return await ask(self, request)
 
     def ring(self) -> None:
+        if self.settings is None:
+            return
         mode = self.settings.ui.bell
         if mode == "always" or (mode == "unfocused" and not self.app_focus):
             self.bell()
@@ -344,11 +405,18 @@ class PicobotApp(App[int]):
         self.prompt.text = "/model "
         self.prompt.input.focus()
 
+    def _starting(self) -> bool:
+        if not self.ready:
+            self.notify("Still starting: try again in a moment")
+        return not self.ready
+
     async def action_new_session(self) -> None:
-        await self.sessions.new()
+        if not self._starting():
+            await self.sessions.new()
 
     def action_sessions(self) -> None:
-        self.sessions.browse()
+        if not self._starting():
+            self.sessions.browse()
 
     def action_compact(self) -> None:
         if self.busy:
@@ -403,37 +471,27 @@ class PicobotApp(App[int]):
         await self.run_slash("help", "")
 
 
-def run_app(
-    settings: Settings | Any,
-    *,
-    model: str | None = None,
-    session: str | None = None,
-    workspace: Path | None = None,
-) -> int:
-    """Run the TUI until the user quits; returns the exit code.
+def run_app(options: RunOptions) -> int:
+    """Run the TUI until the user quits; returns the exit code. Problems found while
+    starting (a bad config, an unknown session) are raised as RunError."""
+    if options.session is not None:
+        # Resolved before the screen opens: an unknown id is a usage error, not a flash.
+        from dataclasses import replace
 
-    `settings` may also be the CLI's RunOptions (settings are then loaded from it).
-    """
-    if not isinstance(settings, Settings):
-        from picobot_tui.run_context import load_checked_settings
-
-        opts = settings
-        settings, _warnings = load_checked_settings(opts)
-        model = model or opts.model
-        session = session or opts.session
-        workspace = workspace or opts.workspace
-    if session is not None:
         from picobot_tui.core.sessions import SessionError, SessionStore
+        from picobot_tui.paths import sessions_dir
 
         try:
-            session = SessionStore(settings.sessions_dir).resolve(session)
+            options = replace(
+                options, session=SessionStore(sessions_dir()).resolve(options.session)
+            )
         except SessionError as e:
-            from picobot_tui.run_context import RunError
-
             raise RunError(f"{e}", 2) from None
-    app = PicobotApp(settings, model=model, session=session, workspace=workspace)
+    app = PicobotApp(options=options)
     try:
         result = app.run()
     finally:
         app.sessions_close()
+    if app.start_error is not None:
+        raise app.start_error
     return result if isinstance(result, int) else 0

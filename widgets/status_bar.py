@@ -13,6 +13,7 @@ STATE_STYLES = {
     "retrying": "$text-warning",
     "waiting for approval": "bold $text-error",
     "compacting": "$text-accent",
+    "starting": "$text-muted",
 }
 
 

@@ -140,3 +140,35 @@ def test_picobot_agent_in_tmux(server, tmux, picobot_home, tmp_path):
     assert messages[2]["tool_call_id"] == "call_e2e" and messages[2]["status"] == "ok"
     assert messages[-1]["content"] == ANSWER
     assert len(server.requests) == 2
+
+
+def test_a_bad_config_found_after_the_first_frame_exits_2_with_the_message(
+    tmux, picobot_home, tmp_path
+):
+    """The TUI paints before it loads the settings; a config error still ends the run with
+    the file, line and key on the restored terminal, and exit code 2."""
+    (picobot_home / "config.json").write_text(
+        '{\n  "agents": {"defaults": {"maxTokens": "x"}}\n}\n'
+    )
+    env = {
+        "PICOBOT_HOME": str(picobot_home),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "TERM": "xterm-256color",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+    command = " ".join(
+        [
+            "env",
+            *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+            *map(shlex.quote, _picobot()),
+            "agent",
+            '; echo "exit=$?"; sleep 60',
+        ]
+    )
+    tmux.run("new-session", "-d", "-s", tmux.name, "-x", "120", "-y", "36", command)
+    screen = tmux.wait_for(lambda s: "exit=" in s, "picobot to exit")
+    assert "exit=2" in screen
+    flat = screen.replace("\n", "")  # the long path wraps at 120 columns
+    assert "config.json, line 2" in flat and "maxTokens" in flat
+    assert "Traceback" not in screen
