@@ -53,6 +53,9 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
     )
     env.pop("NO_COLOR", None)
     env.pop("TEXTUAL", None)
+    # A user's second start finds picobot's .pyc files; with this set (as on some dev
+    # machines) every run would compile the repo's edited modules again (~15 ms).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
 

@@ -1,6 +1,6 @@
 """Run `picobot` (or a bare Textual app) and record when its first frame is painted.
 
-    python -m bench.launch OUT.json [--when any|history] [--settle] [--profile F] -- args...
+    python -m bench.launch OUT.json [--when any|history] [--settle] [--ready] [--profile F] -- args...
     python -m bench.launch OUT.json --bare
 
 It is the console script plus one post-import hook: when `textual.app` is first imported
@@ -8,7 +8,9 @@ It is the console script plus one post-import hook: when `textual.app` is first 
 wrapped. The first call that writes a frame to the terminal driver appends a JSON line to
 OUT.json with `time.monotonic()` (CLOCK_MONOTONIC, comparable with the parent's spawn time)
 and the RSS. `--when history` waits for the first frame that shows a resumed transcript.
-`--settle` also records the RSS once LiteLLM has been warmed in the background.
+`--settle` also records the RSS once LiteLLM has been warmed in the background. `--ready`
+also records the first frame painted once the app has loaded its settings, runtime and
+session (`PicobotApp.ready`): the first frame comes before them.
 Nothing here changes what the app does; the parent kills the process when it has its data.
 """
 
@@ -33,12 +35,15 @@ def _rss_mb() -> float:
 
 
 class _Recorder:
-    def __init__(self, out: str, when: str, settle: bool, profile: str | None = None) -> None:
+    def __init__(
+        self, out: str, when: str, settle: bool, profile: str | None = None, ready: bool = False
+    ) -> None:
         self.out = out
         self.profile = profile
         self.profiler: Any = None
         self.when = when
         self.settle = settle
+        self.want_ready = ready
         self.done = False
         self.lock = threading.Lock()
 
@@ -59,7 +64,12 @@ class _Recorder:
             return False
 
     def frame(self, app: Any) -> None:
-        if self.done or not self.ready(app):
+        if self.done:
+            if self.want_ready and getattr(app, "ready", False):
+                self.want_ready = False
+                self.write(event="ready", t=time.monotonic(), rss_mb=_rss_mb())
+            return
+        if not self.ready(app):
             return
         self.done = True
         t = time.monotonic()
@@ -93,7 +103,7 @@ def _patch(module: Any, recorder: _Recorder) -> None:
     def _display(self: Any, screen: Any, renderable: Any) -> None:
         original(self, screen, renderable)
         if (
-            not recorder.done
+            (not recorder.done or recorder.want_ready)
             and renderable is not None
             and not self._batch_count
             and self._driver is not None
@@ -144,13 +154,15 @@ def _bare_app() -> int:
 def main(argv: list[str]) -> int:
     out = argv[0]
     rest = argv[1:]
-    when, settle, bare, profile = "any", False, False, None
+    when, settle, bare, profile, ready = "any", False, False, None, False
     while rest and rest[0] != "--":
         opt = rest.pop(0)
         if opt == "--when":
             when = rest.pop(0)
         elif opt == "--settle":
             settle = True
+        elif opt == "--ready":
+            ready = True
         elif opt == "--bare":
             bare = True
         elif opt == "--profile":
@@ -159,7 +171,7 @@ def main(argv: list[str]) -> int:
             raise SystemExit(f"unknown option {opt}")
     if rest and rest[0] == "--":
         rest.pop(0)
-    recorder = _Recorder(out, when, settle, profile)
+    recorder = _Recorder(out, when, settle, profile, ready)
     if profile and profile.endswith(".prof"):  # cProfile; anything else: pyinstrument text
         import cProfile
 
