@@ -360,8 +360,8 @@ class PicobotApp(App[int]):
             self.bell()
 
     # -- pane messages -----------------------------------------------------------------
-    def on_tool_timeline_selected(self, message: ToolTimeline.Selected) -> None:
-        self.conversation.show_call(message.call_id)
+    async def on_tool_timeline_selected(self, message: ToolTimeline.Selected) -> None:
+        await self.conversation.show_call(message.call_id)
 
     def on_block_copy_requested(self, message: Block.CopyRequested) -> None:
         self.copy(message.text, message.what)

@@ -9,8 +9,12 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import Group, RenderableType
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -139,6 +143,11 @@ class Block(Widget):
     def copy_text(self) -> str:
         return ""
 
+    def rebuild(self) -> Callable[[], Block]:
+        """A factory for a new, unmounted copy of this block (its data only, not the
+        widget): the conversation unmounts old blocks and builds them again on demand."""
+        raise NotImplementedError
+
     def action_copy(self) -> None:
         self.post_message(self.CopyRequested(self.copy_text(), "message"))
 
@@ -162,11 +171,16 @@ class UserMessage(Block):
         super().__init__(classes="block user")
         self.source = text
 
-    def compose(self) -> ComposeResult:
-        yield Static(self.source, markup=False, classes="body")
+    def render(self) -> Content:
+        # The block draws its text itself: one widget per block for every layout pass to
+        # walk, not two (bench #7).
+        return Content(self.source)
 
     def copy_text(self) -> str:
         return self.source
+
+    def rebuild(self) -> Callable[[], Block]:
+        return partial(UserMessage, self.source)
 
 
 def _markdown_widget() -> type[Markdown]:
@@ -196,8 +210,19 @@ class AssistantMessage(Block):
     def compose(self) -> ComposeResult:
         if self.streaming:
             yield _markdown_widget()(self.source, classes="body live")
-        else:
-            yield self._frozen()
+
+    def render(self) -> RenderableType:
+        """Finished, the block draws its markdown itself: one widget per block for every
+        layout pass to walk (bench #7). While streaming, its children show the text."""
+        if self.streaming:
+            return ""
+        parts: list[RenderableType] = []
+        if self.source.strip():
+            parts.append(self._markdown(self.source))
+        if self.interrupted:
+            warning = self.app.get_css_variables().get("text-warning", "yellow")
+            parts.append(Text("⏹ interrupted", style=f"italic {warning}"))
+        return Group(*parts) if len(parts) > 1 else (parts[0] if parts else "")
 
     def on_mount(self) -> None:
         if self.streaming:
@@ -207,13 +232,26 @@ class AssistantMessage(Block):
     def copy_text(self) -> str:
         return self.source
 
-    def _frozen(self, text: str | None = None) -> Static:
-        dark = self.app.current_theme.dark if self.is_attached else True
-        theme = "monokai" if dark else "friendly"
-        source = self.source if text is None else text
+    def rebuild(self) -> Callable[[], Block]:
+        return partial(AssistantMessage.restored, self.source, interrupted=self.interrupted)
+
+    @classmethod
+    def restored(cls, text: str, *, interrupted: bool = False) -> AssistantMessage:
+        """A finished message, as a resumed session shows it."""
+        message = cls(text, streaming=False)
+        message.interrupted = interrupted
+        if interrupted:
+            message.add_class("interrupted")
+        return message
+
+    def _markdown(self, source: str) -> RenderableType:
         from rich.markdown import Markdown as RichMarkdown
 
-        return Static(RichMarkdown(source, code_theme=theme), classes="body frozen")
+        dark = self.app.current_theme.dark if self.is_attached else True
+        return RichMarkdown(source, code_theme="monokai" if dark else "friendly")
+
+    def _frozen(self, text: str) -> Static:
+        return Static(self._markdown(text), classes="body frozen")
 
     async def append(self, text: str) -> None:
         """Add streamed text; appends to the live widget are batched."""
@@ -283,13 +321,10 @@ class AssistantMessage(Block):
             if self._stream is not None:
                 await self._stream.stop()
                 self._stream = None
-            await self.query_one(_markdown_widget()).remove()
-            await self.query(".part").remove()  # replaced by one render of the whole text
-            if self.source.strip():
-                await self.mount(self._frozen())
+            await self.remove_children()  # the block now renders the whole text itself
         if interrupted:
             self.add_class("interrupted")
-            await self.mount(Static("⏹ interrupted", classes="interrupted-mark"))
+        self.refresh(layout=True)
 
 
 class ToolBlock(Block):
@@ -321,7 +356,31 @@ class ToolBlock(Block):
         yield Static(self._header(), classes="tool-header")
         with Vertical(classes="tool-body"):
             yield Static(self._args_text(), markup=False, classes="tool-args")
-            yield Static("", markup=False, classes="tool-result")
+            yield Static(self._result_text(), markup=False, classes="tool-result")
+
+    def _result_text(self) -> str:
+        return "" if self.status == "running" else (self.result or "(no output)")
+
+    @classmethod
+    def restored(
+        cls,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any] | str,
+        status: str,
+        result: str,
+        duration_ms: float | None,
+    ) -> ToolBlock:
+        """A finished call, as a resumed session shows it."""
+        block = cls(call_id, name, arguments)
+        block.finish(status, result, duration_ms)
+        return block
+
+    def rebuild(self) -> Callable[[], Block]:
+        if self.status == "running":  # never unmounted while running; kept correct anyway
+            return partial(ToolBlock, self.call_id, self.tool_name, self.arguments)
+        data = (self.call_id, self.tool_name, self.arguments, self.status, self.result)
+        return partial(ToolBlock.restored, *data, self.duration_ms)
 
     def _args_text(self) -> str:
         if isinstance(self.arguments, dict):
@@ -368,7 +427,7 @@ class ToolBlock(Block):
         self.remove_class("-running")
         self.add_class(f"-{status}")
         if self.is_mounted:
-            self.query_one(".tool-result", Static).update(result or "(no output)")
+            self.query_one(".tool-result", Static).update(self._result_text())
         if status == "error":
             self.expanded = True
         self._refresh_header()
@@ -386,8 +445,8 @@ class Notice(Block):
         self.text = text
         self.hint = hint
 
-    def compose(self) -> ComposeResult:
-        yield Static(self._render_text(), classes="body")
+    def render(self) -> Content:
+        return self._render_text()
 
     def _render_text(self) -> Content:
         icon = NOTICE_ICONS.get(self.kind, "ℹ")
@@ -398,6 +457,9 @@ class Notice(Block):
 
     def copy_text(self) -> str:
         return f"{self.text}\n{self.hint}".strip()
+
+    def rebuild(self) -> Callable[[], Block]:
+        return partial(Notice, self.kind, self.text, self.hint)
 
 
 def status_style(status: str) -> str:

@@ -2,14 +2,20 @@
 
 API (the app calls these; the pane never reaches into other panes):
 `add_user`, `append_text`, `end_text`, `add_tool_call`, `finish_tool_call`, `add_notice`,
-`show_call`, `clear`, `last_response`, `load_history`.
+`show_call`, `clear`, `last_response`, `load_history`, `show_earlier`.
+
+Only the newest blocks stay mounted (a window of about WINDOW): Textual walks every mounted
+widget on each layout pass, and streamed text causes one every 0.15 s, so a long session
+would make every token cost more (bench #7). Older blocks are kept as factories and built
+again when the user asks for them (the bar at the top of the transcript).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from textual import events
@@ -23,10 +29,17 @@ from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 from .blocks import AssistantMessage, Block, Notice, ToolBlock, UserMessage
 
-RESUME_MESSAGES = 150
-"""A resumed session shows its most recent messages only. Every block is a few widgets that
-each layout pass walks: showing all 2,000 messages of a long session took 11 s and made
-every streamed token cost 1.7x the CPU (bench #6, #7). The session file keeps them all."""
+WINDOW = 30
+"""Blocks left mounted after old ones are unmounted, and shown when a session is resumed.
+Each mounted block costs every layout pass: at 115 blocks a streamed token cost 1.4x the
+CPU of an empty transcript, at 11 blocks 1.1x (bench #7)."""
+MAX_MOUNTED = 50
+"""Once this many blocks are mounted (and the view follows new output), the oldest are
+unmounted back to about WINDOW, from a user message on."""
+EARLIER_BATCH = 40
+"""Blocks built again per click on the "earlier" bar."""
+
+BlockFactory = Callable[[], Block]
 
 
 class Transcript(VerticalScroll):
@@ -68,6 +81,24 @@ class Transcript(VerticalScroll):
             self.post_message(self.FollowChanged(self.following))
 
 
+class EarlierHint(Static):
+    """The first line of the transcript while older blocks are unmounted: click (or Enter
+    when focused) to show more of them."""
+
+    can_focus = True
+
+    class Clicked(Message):
+        pass
+
+    def on_click(self, event: events.Click) -> None:
+        self.post_message(self.Clicked())
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in ("enter", "space"):
+            event.stop()
+            self.post_message(self.Clicked())
+
+
 class NewOutputHint(Static):
     """Shown while new output arrives below the viewport; click to jump back."""
 
@@ -86,12 +117,15 @@ class ConversationPane(Vertical):
         self.stream_interval = stream_interval
         self._current: AssistantMessage | None = None
         self._calls: dict[str, ToolBlock] = {}
+        self._hidden: list[tuple[BlockFactory, str | None]] = []
+        """Unmounted blocks, oldest first: a factory, and the tool call id if any."""
         # Streaming and out-of-band notices (e.g. from the warm-up thread) interleave:
         # every change to the block list goes through this lock.
         self._lock = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
-        yield Transcript(id="transcript")
+        with Transcript(id="transcript"):
+            yield EarlierHint("", id="earlier")
         yield NewOutputHint("↓ new output (End)", id="new-output")
 
     @property
@@ -121,7 +155,66 @@ class ConversationPane(Vertical):
     async def _add_block(self, block: Block) -> Block:
         await self.transcript.mount(block)
         self._content_added()
+        if len(self.transcript.children) > MAX_MOUNTED + 1 and self.transcript.following:
+            await self._unmount_oldest()
         return block
+
+    # -- the window of mounted blocks ----------------------------------------------------
+    def _mounted_blocks(self) -> list[Block]:
+        return [w for w in self.transcript.children if isinstance(w, Block)]
+
+    @property
+    def hidden_count(self) -> int:
+        """Blocks not mounted (older than those shown)."""
+        return len(self._hidden)
+
+    def _update_earlier(self) -> None:
+        hint = self.query_one(EarlierHint)
+        hint.display = bool(self._hidden)
+        if self._hidden:
+            n = min(EARLIER_BATCH, len(self._hidden))
+            hint.update(f"▲ {len(self._hidden):,} earlier blocks: click to show {n} more")
+
+    async def _unmount_oldest(self) -> None:
+        """Unmount old blocks down to about WINDOW, cutting before a user message."""
+        blocks = self._mounted_blocks()
+        cut = len(blocks) - WINDOW
+        while cut < len(blocks) and not isinstance(blocks[cut], UserMessage):
+            cut += 1
+        if cut <= 0 or cut >= len(blocks) - 1:  # one huge turn: nothing to cut safely
+            return
+        gone = blocks[:cut]
+        for block in gone:
+            call_id = block.call_id if isinstance(block, ToolBlock) else None
+            self._hidden.append((block.rebuild(), call_id))
+            if call_id is not None:
+                self._calls.pop(call_id, None)
+        await self.transcript.remove_children(gone)
+        self._update_earlier()
+
+    async def show_earlier(self, count: int = EARLIER_BATCH) -> list[Block]:
+        """Mount up to `count` of the newest unmounted blocks above those shown."""
+        async with self._lock:
+            return await self._show_earlier(count)
+
+    async def _show_earlier(self, count: int) -> list[Block]:
+        if not self._hidden or count <= 0:
+            return []
+        batch, self._hidden = self._hidden[-count:], self._hidden[:-count]
+        blocks = [factory() for factory, _ in batch]
+        for block in blocks:
+            if isinstance(block, ToolBlock):
+                self._calls[block.call_id] = block
+        first = next(iter(self._mounted_blocks()), None)
+        await self.transcript.mount_all(blocks, after=self.query_one(EarlierHint))
+        self._update_earlier()
+        if first is not None:  # keep what was the first block where the reader left it
+            self.transcript.release_anchor()
+            self.transcript.scroll_to_widget(first, animate=False, top=True, immediate=True)
+        return blocks
+
+    async def on_earlier_hint_clicked(self, message: EarlierHint.Clicked) -> None:
+        await self.show_earlier()
 
     # -- messages ------------------------------------------------------------------------
     async def add_user(self, text: str) -> UserMessage:
@@ -185,8 +278,13 @@ class ConversationPane(Vertical):
     def running_calls(self) -> list[str]:
         return [cid for cid, b in self._calls.items() if b.status == "running"]
 
-    def show_call(self, call_id: str) -> bool:
-        """Scroll to a tool call and expand it."""
+    async def show_call(self, call_id: str) -> bool:
+        """Scroll to a tool call and expand it (mounting older blocks if it is one)."""
+        async with self._lock:
+            if call_id not in self._calls:
+                hidden_at = [i for i, (_, cid) in enumerate(self._hidden) if cid == call_id]
+                if hidden_at:
+                    await self._show_earlier(len(self._hidden) - hidden_at[-1])
         block = self._calls.get(call_id)
         if block is None:
             return False
@@ -209,7 +307,9 @@ class ConversationPane(Vertical):
     async def _clear(self) -> None:
         self._current = None
         self._calls.clear()
-        await self.transcript.remove_children()
+        self._hidden.clear()
+        self._update_earlier()
+        await self.transcript.remove_children(self._mounted_blocks())
         self.transcript.anchor(False)
         self.jump_to_end()
 
@@ -229,70 +329,79 @@ class ConversationPane(Vertical):
 
     async def _load_history(self, messages: Iterable[dict[str, Any]]) -> list[ToolBlock]:
         await self._clear()
-        widgets: list[Block] = []
-        results: dict[str, dict[str, Any]] = {}
-        messages = list(messages)
-        for m in messages:
-            if m.get("role") == "tool" and m.get("tool_call_id"):
-                results[m["tool_call_id"]] = m
-        start = _recent_start(messages, RESUME_MESSAGES)
-        if start:
-            hidden = (
-                f"{start:,} earlier messages are not shown here; /export writes the whole session."
-            )
-            widgets.append(Notice("info", hidden))
-        calls: list[ToolBlock] = []
-        for m in messages[start:]:
-            m = safe_value(m)  # stored model text may hold escape sequences
-            role = m.get("role")
-            content = _text_of(m.get("content"))
-            if role == "user":
-                widgets.append(UserMessage(content))
-            elif role == "assistant":
-                if content.strip():
-                    msg = AssistantMessage(content, streaming=False)
-                    if m.get("interrupted"):
-                        msg.add_class("interrupted")
-                    widgets.append(msg)
-                for call in m.get("tool_calls") or []:
-                    fn = call.get("function", {})
-                    args: dict[str, Any] | str = fn.get("arguments", "")
-                    try:
-                        parsed = json.loads(args) if isinstance(args, str) else args
-                        if isinstance(parsed, dict):
-                            args = safe_value(parsed)  # "\u001b" decodes to a raw ESC
-                    except ValueError:
-                        pass
-                    block = ToolBlock(call.get("id", ""), fn.get("name", "?"), args)
-                    res = results.get(call.get("id", ""))
-                    if res is not None:
-                        status = res.get("status") or (
-                            "error" if str(res.get("content", "")).startswith("Error") else "ok"
-                        )
-                        block.status = status
-                        block.result = terminal_safe(_text_of(res.get("content")))
-                        block.duration_ms = res.get("duration_ms")
-                        block.remove_class("-running")
-                        block.add_class(f"-{status}")
-                    self._calls[block.call_id] = block
-                    calls.append(block)
-                    widgets.append(block)
+        specs = _history_specs(list(messages))
+        start = _window_start(specs, WINDOW)
+        self._hidden = specs[:start]
+        widgets = [factory() for factory, _ in specs[start:]]
+        calls = [w for w in widgets if isinstance(w, ToolBlock)]
+        for block in calls:
+            self._calls[block.call_id] = block
         if widgets:
             await self.transcript.mount_all(widgets)
-            for block in calls:
-                if block.status != "running":
-                    block.finish(block.status, block.result, block.duration_ms)
+        self._update_earlier()
         self.jump_to_end()
         return calls
 
 
-def _recent_start(messages: list[dict[str, Any]], keep: int) -> int:
-    """Where to start showing `messages` so at most about `keep` are shown, beginning at a
-    user message (a tool call is never shown without its turn)."""
-    start = max(0, len(messages) - keep)
-    while start > 0 and messages[start].get("role") != "user":
+def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, str | None]]:
+    """A block factory (and tool call id) per block that stored messages show, in order:
+    text, and tool calls with their results. No widget is built here."""
+    results: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        if m.get("role") == "tool" and m.get("tool_call_id"):
+            results[m["tool_call_id"]] = m
+    specs: list[tuple[BlockFactory, str | None]] = []
+    for m in messages:
+        role = m.get("role")
+        if role not in ("user", "assistant"):
+            continue
+        m = safe_value(m)  # stored model text may hold escape sequences
+        content = _text_of(m.get("content"))
+        if role == "user":
+            specs.append((partial(UserMessage, content), None))
+            continue
+        if content.strip():
+            interrupted = bool(m.get("interrupted"))
+            specs.append(
+                (partial(AssistantMessage.restored, content, interrupted=interrupted), None)
+            )
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", {})
+            args: dict[str, Any] | str = fn.get("arguments", "")
+            try:
+                parsed = json.loads(args) if isinstance(args, str) else args
+                if isinstance(parsed, dict):
+                    args = safe_value(parsed)  # "\u001b" decodes to a raw ESC
+            except ValueError:
+                pass
+            call_id = call.get("id", "")
+            name = fn.get("name", "?")
+            res = results.get(call_id)
+            if res is None:
+                specs.append((partial(ToolBlock, call_id, name, args), call_id))
+                continue
+            status = res.get("status") or (
+                "error" if str(res.get("content", "")).startswith("Error") else "ok"
+            )
+            result = terminal_safe(_text_of(res.get("content")))
+            factory = partial(
+                ToolBlock.restored, call_id, name, args, status, result, res.get("duration_ms")
+            )
+            specs.append((factory, call_id))
+    return specs
+
+
+def _window_start(specs: list[tuple[BlockFactory, str | None]], keep: int) -> int:
+    """Where to start mounting so about `keep` blocks show, beginning at a user message (a
+    tool call is never shown without its turn)."""
+    start = max(0, len(specs) - keep)
+    while start > 0 and _factory_class(specs[start][0]) is not UserMessage:
         start -= 1
     return start
+
+
+def _factory_class(factory: BlockFactory) -> Any:
+    return factory.func if isinstance(factory, partial) else None
 
 
 def _text_of(content: Any) -> str:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from picobot_tui.widgets.blocks import AssistantMessage, Notice, UserMessage
-from textual.widgets import Static
+from rich.markdown import Markdown as RichMarkdown
 
 from picobot_tui.core.scripted import text, tool_call
 from picobot_tui.tui_commands import parse_slash
@@ -300,9 +300,10 @@ async def test_light_theme_renders(settings):
         assert app.theme == "textual-light" and not app.current_theme.dark
         await type_and_send(pilot, "hi")
         await wait_idle(pilot)
-        assert isinstance(
-            app.conversation.transcript.query_one(AssistantMessage).query_one(Static), Static
-        )
+        block = app.conversation.transcript.query_one(AssistantMessage)
+        rendered = block.render()  # a finished message draws its own markdown
+        assert isinstance(rendered, RichMarkdown) and rendered.markup == "light"
+        assert rendered.code_theme == "friendly"  # the light code theme
 
 
 def test_importing_the_app_does_not_import_litellm():
