@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -25,25 +25,38 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-if TYPE_CHECKING:
-    from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownStream
-
 _FENCE_RE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 _FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LIST_ITEM_RE = re.compile(r"[-*+] |\d{1,9}[.)] ")
 
 FREEZE_AT = 1500
-"""While an answer streams, once this many characters of finished markdown blocks sit in
-the live Markdown widget they move into a frozen Static. The live widget's layout cost grows
-with its blocks: a 20,000-token answer took 2x the CPU of headless, and input lagged."""
+"""While an answer streams, the live Static re-renders its text on every append; once this
+many characters of finished markdown blocks sit in it they move into a frozen Static of
+their own, so each append re-renders at most a few blocks (a 20,000-token answer took 2x
+the CPU of headless before, and input lagged)."""
 
-KEY_HOLD = 0.1
-"""Seconds after a key press during which appends of streamed text wait: each append costs
-a layout pass and a re-render (30-90 ms), and a key arriving meanwhile waits behind it
-(bench #5). `App.last_key_time` (time.monotonic) gives the last key press."""
-KEY_HOLD_MAX = 1.0
-"""While the user keeps typing, streamed text is held back about this long (seconds)."""
+TYPING_PAUSE = 0.3
+"""Seconds without a key press after which the user is not typing: streamed text goes in as
+it comes. `App.last_key_time` (time.monotonic) gives the last key press."""
+AFTER_KEY = 0.03
+"""While the user types, streamed text goes in only once the last key's frame is painted
+and at most this long after the key (seconds). Each append costs a layout pass and a render
+(20-40 ms); a key arriving meanwhile, or one whose frame is not painted yet, waits behind it.
+Just after a key's frame, the next key is most likely 50 ms or more away (bench #5). Text
+held back to the end of a pause went in just as the next key came: p95 ~45 ms."""
+KEY_HOLD_MAX = 2.0
+"""Streamed text is never held back longer than this (seconds)."""
+
+
+def append_delay(since_key: float | None, held: float, *, key_painted: bool = True) -> float:
+    """Seconds to wait before appending streamed text (0: now), given the seconds since the
+    last key press (None: none yet), how long the text has been held back already, and
+    whether that key's frame has been painted."""
+    if since_key is None or since_key >= TYPING_PAUSE or held >= KEY_HOLD_MAX:
+        return 0.0
+    if key_painted and since_key <= AFTER_KEY:
+        return 0.0
+    return 0.003 if since_key <= AFTER_KEY else 0.005  # look again soon
 
 
 def settled_prefix(text: str) -> int:
@@ -183,33 +196,32 @@ class UserMessage(Block):
         return partial(UserMessage, self.source)
 
 
-def _markdown_widget() -> type[Markdown]:
-    """Textual's Markdown widget, imported on first use: it and rich's Markdown pull in
-    markdown-it (~40 ms), which would otherwise delay the first frame (bench #1)."""
-    from textual.widgets import Markdown
-
-    return Markdown
-
-
 class AssistantMessage(Block):
-    """Model text: streamed into a Markdown widget, then frozen into one cheap Static."""
+    """Model text: streamed into a Static (rich's Markdown, re-rendered on each append, in
+    one synchronous update: Textual's Markdown widget mounted its blocks over several loop
+    turns, and the layout passes that followed landed on the user's next key, bench #5),
+    then drawn by the block itself."""
 
     def __init__(self, text: str = "", *, streaming: bool = True, interval: float = 0.08) -> None:
-        """`interval`: seconds between appends to the live Markdown (0 = at once)."""
+        """`interval`: seconds between appends to the live text (0 = at once)."""
         super().__init__(classes="block assistant")
         self.interval = interval
         self.source = text
         self.streaming = streaming
         self.interrupted = False
         self._pending: list[str] = []
-        self._stream: MarkdownStream | None = None
         self._flush_scheduled = False
         self._held_since: float | None = None  # when a pending append was first held back
-        self._live = text  # the part of `source` still in the live Markdown widget
+        self._live = text  # the part of `source` in the live Static (the rest is frozen)
 
     def compose(self) -> ComposeResult:
         if self.streaming:
-            yield _markdown_widget()(self.source, classes="body live")
+            yield Static(self._markdown(self._live), classes="body live")
+
+    @property
+    def shown_text(self) -> str:
+        """The text on screen so far (appends wait for their flush)."""
+        return self.source[: len(self.source) - sum(map(len, self._pending))]
 
     def render(self) -> RenderableType:
         """Finished, the block draws its markdown itself: one widget per block for every
@@ -223,11 +235,6 @@ class AssistantMessage(Block):
             warning = self.app.get_css_variables().get("text-warning", "yellow")
             parts.append(Text("⏹ interrupted", style=f"italic {warning}"))
         return Group(*parts) if len(parts) > 1 else (parts[0] if parts else "")
-
-    def on_mount(self) -> None:
-        if self.streaming:
-            markdown = _markdown_widget()
-            self._stream = markdown.get_stream(self.query_one(markdown))
 
     def copy_text(self) -> str:
         return self.source
@@ -264,28 +271,18 @@ class AssistantMessage(Block):
             self.set_timer(self.interval, self._flush)
 
     def _key_hold(self) -> float:
-        """Seconds to wait before appending, as a key was pressed less than KEY_HOLD ago;
-        0 if not. Text held back for KEY_HOLD_MAX goes in just after a key was handled,
-        in the gap before the next one (at the latest KEY_HOLD_MAX + 0.5 s)."""
+        """Seconds to wait before appending (see `append_delay`)."""
         last_key = getattr(self.app, "last_key_time", None)
-        if last_key is None:
-            return 0.0
         now = time.monotonic()
-        wait = KEY_HOLD - (now - last_key)
-        if wait <= 0:
-            return 0.0
         if self._held_since is None:
             self._held_since = now
-        held = now - self._held_since
-        if held < KEY_HOLD_MAX:
-            return min(wait, KEY_HOLD_MAX - held)
-        if now - last_key <= 0.03 or held >= KEY_HOLD_MAX + 0.5:
-            return 0.0
-        return 0.01
+        since_key = None if last_key is None else now - last_key
+        painted = getattr(self.app, "last_key_painted", True)
+        return append_delay(since_key, now - self._held_since, key_painted=painted)
 
     async def _flush(self) -> None:
         self._flush_scheduled = False
-        if not self._pending or self._stream is None:
+        if not self._pending or not self.streaming or not self.is_mounted:
             return
         if self.interval > 0 and (wait := self._key_hold()) > 0:
             self._flush_scheduled = True
@@ -295,32 +292,23 @@ class AssistantMessage(Block):
         chunk = "".join(self._pending)
         self._pending.clear()
         self._live += chunk
+        live = self.query_one(".live", Static)
         cut = settled_prefix(self._live) if len(self._live) >= FREEZE_AT else 0
-        if cut < FREEZE_AT:
-            await self._stream.write(chunk)
-            return
-        # Freeze the finished blocks into a Static before the live widget; restart the
-        # live widget with what is left.
-        done, self._live = self._live[:cut], self._live[cut:]
-        await self._stream.stop()
-        markdown = _markdown_widget()
-        live = self.query_one(markdown)
-        part = self._frozen(done)
-        part.add_class("part")
-        part.styles.margin = (0, 0, 1, 0)  # the blank line between blocks, as in Markdown
-        await self.mount(part, before=live)
-        await live.update(self._live)
-        self._stream = markdown.get_stream(live)
+        if cut >= FREEZE_AT:
+            # The finished blocks move into a Static of their own before the live one.
+            done, self._live = self._live[:cut], self._live[cut:]
+            part = self._frozen(done)
+            part.add_class("part")
+            part.styles.margin = (0, 0, 1, 0)  # the blank line between blocks
+            await self.mount(part, before=live)
+        live.update(self._markdown(self._live))
 
     async def finish(self, *, interrupted: bool = False) -> None:
-        """Stop streaming and swap the live Markdown for a frozen render."""
+        """Stop streaming; the block then draws the whole text itself."""
         self.interrupted = interrupted
         if self.streaming:
             self.streaming = False
             self._pending.clear()
-            if self._stream is not None:
-                await self._stream.stop()
-                self._stream = None
             await self.remove_children()  # the block now renders the whole text itself
         if interrupted:
             self.add_class("interrupted")

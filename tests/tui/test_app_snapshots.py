@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 from picobot_tui.widgets.blocks import AssistantMessage
 from textual.pilot import Pilot
-from textual.widgets import Markdown
 
 from picobot_tui.config import Settings
 from picobot_tui.tui_scenes import SCENES
@@ -18,15 +17,22 @@ from tests.tui.app_support import make_app
 
 
 async def _settle(pilot: Pilot) -> None:
-    """Wait until streamed text has reached the live Markdown widgets."""
+    """Wait until streamed text has reached the screen."""
     app = pilot.app
     for _ in range(200):
         live = [m for m in app.query(AssistantMessage) if m.streaming]
-        if all(m.query_one(Markdown).source == m.source for m in live):
+        if all(m.shown_text == m.source for m in live):
             break
         await pilot.pause(0.005)
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()
+    # A block that just finished re-lays itself out on the next refresh; wait until the
+    # screen has nothing left to lay out or repaint (bounded, no timing asserted).
+    for _ in range(200):
+        screen = app.screen
+        if not (screen._layout_required or screen._dirty_widgets):
+            break
+        await pilot.pause(0.005)
 
 
 def _run(scene: str):

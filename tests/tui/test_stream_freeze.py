@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
-from picobot_tui.widgets.blocks import settled_prefix
+from picobot_tui.widgets.blocks import (
+    AFTER_KEY,
+    FREEZE_AT,
+    KEY_HOLD_MAX,
+    TYPING_PAUSE,
+    AssistantMessage,
+    append_delay,
+    settled_prefix,
+)
+from textual.widgets import Static
 
 
 @pytest.mark.parametrize(
@@ -24,16 +35,28 @@ def test_settled_prefix(text: str, expected: str) -> None:
     assert text[: settled_prefix(text)] == expected
 
 
-async def test_streamed_text_waits_after_a_key_press() -> None:
-    """Appends are held back KEY_HOLD after a key (bench #5), and at most ~KEY_HOLD_MAX."""
-    import time
+@pytest.mark.parametrize(
+    "since_key, held, painted, expected",
+    [
+        (None, 0.0, True, 0.0),  # no key yet: at once
+        (TYPING_PAUSE + 0.01, 0.0, True, 0.0),  # the user paused: at once
+        (0.01, 0.0, True, 0.0),  # just after a key whose frame is painted: now
+        (0.01, 0.0, False, 0.003),  # ... but not before that frame
+        (AFTER_KEY + 0.01, 0.0, True, 0.005),  # between keys: wait for the next one
+        (AFTER_KEY + 0.01, KEY_HOLD_MAX, True, 0.0),  # held long enough: now
+    ],
+)
+def test_append_delay(since_key: float | None, held: float, painted: bool, expected: float) -> None:
+    assert append_delay(since_key, held, key_painted=painted) == expected
 
-    from picobot_tui.widgets.blocks import KEY_HOLD, KEY_HOLD_MAX, AssistantMessage
+
+async def test_streamed_text_waits_for_the_moment_after_a_key() -> None:
+    """While keys come, streamed text goes in just after one has been painted (bench #5)."""
     from textual.app import App, ComposeResult
-    from textual.widgets import Markdown
 
     class Host(App[None]):
         last_key_time: float | None = None
+        last_key_painted = True
 
         def compose(self) -> ComposeResult:
             yield AssistantMessage(interval=0.01)
@@ -41,20 +64,36 @@ async def test_streamed_text_waits_after_a_key_press() -> None:
     app = Host()
     async with app.run_test() as pilot:
         block = app.query_one(AssistantMessage)
-        live = block.query_one(Markdown)
-        app.last_key_time = time.monotonic()
+        app.last_key_time = time.monotonic() - AFTER_KEY - 0.01  # typing, between keys
         await block.append("held back")
-        await pilot.pause(KEY_HOLD / 2)
-        assert "held back" not in live.source
-        await pilot.pause(KEY_HOLD)
-        await pilot.pause()
-        assert "held back" in live.source
+        for _ in range(5):
+            await pilot.pause(0.01)
+            app.last_key_time = time.monotonic() - AFTER_KEY - 0.01
+            assert block.shown_text == ""
+        app.last_key_time = time.monotonic()  # a key, painted at once
+        await pilot.pause(0.05)
+        assert block.shown_text == "held back"
+        live = block.query_one(".live", Static)
+        assert "held back" in "".join(s.text for s in live.render_lines(live.region.reset_offset))
 
-        # Keys that keep coming hold text back for about KEY_HOLD_MAX, not for ever.
-        start = time.monotonic()
-        await block.append(" more")
-        while " more" not in live.source:
-            assert time.monotonic() - start < KEY_HOLD_MAX + 1.0
-            app.last_key_time = time.monotonic()
-            await pilot.pause(0.02)
-        assert time.monotonic() - start >= KEY_HOLD_MAX * 0.9
+
+async def test_long_answers_freeze_finished_blocks_and_the_whole_text_survives() -> None:
+    from textual.app import App, ComposeResult
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AssistantMessage(interval=0)
+
+    paragraphs = [f"Paragraph {i}: " + "words " * 40 + "\n\n" for i in range(30)]
+    app = Host()
+    async with app.run_test() as pilot:
+        block = app.query_one(AssistantMessage)
+        for paragraph in paragraphs:
+            await block.append(paragraph)
+        await pilot.pause()
+        parts = block.query(".part")
+        assert len(parts) >= 2  # finished blocks moved out of the live Static
+        assert len(block._live) < FREEZE_AT + len(paragraphs[0])
+        await block.finish()
+        await pilot.pause()
+        assert block.source == "".join(paragraphs) and len(block.children) == 0
