@@ -26,6 +26,7 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
+from picobot_tui.idle_gc import IdleCollector
 from picobot_tui.run_options import RunError, RunOptions
 from picobot_tui.tui_commands import SLASH_COMMANDS, parse_slash, system_commands
 from picobot_tui.ui_peek import peek_ui
@@ -97,13 +98,16 @@ class PicobotApp(App[int]):
         self.queue: list[str] = []
         self.last_key_time: float | None = None
         """When the last key arrived (time.monotonic); streamed text waits a little after
-        one (widgets.blocks.KEY_HOLD)."""
+        one (widgets.blocks.append_delay)."""
+        self.last_key_painted = True
+        """Whether a frame has been painted since the last key arrived."""
         self.ready = False
         """Settings, runtime and session are loaded (messages sent before wait in `queue`)."""
         self.start_error: RunError | None = None
         """Why the app exited while starting (e.g. a config error), for `run_app`."""
         self.busy = False
         self._interrupted = False
+        self.idle_gc = IdleCollector()
         self.sessions: SessionSwitcher
         self.router: EventRouter
 
@@ -175,6 +179,9 @@ class PicobotApp(App[int]):
             return
         self.ready = True
         self.refresh_bindings()
+        if not self.deterministic:
+            self.idle_gc.install()
+            self.set_interval(1.0, self._idle_gc_tick)
         self.warm_model()
         if self.queue:  # typed and sent while starting
             text = self.queue.pop(0)
@@ -223,6 +230,12 @@ class PicobotApp(App[int]):
         await self.sessions.start(self.options.session)
         return True
 
+    def _idle_gc_tick(self) -> None:
+        self.idle_gc.tick(now=time.monotonic(), last_input=self.last_key_time, busy=self.busy)
+
+    def on_unmount(self) -> None:
+        self.idle_gc.uninstall()
+
     def _rich_theme(self) -> None:
         """Inline code in frozen (rich) markdown follows the Textual theme."""
         from rich.theme import Theme
@@ -239,7 +252,12 @@ class PicobotApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self.last_key_time = time.monotonic()
+            self.last_key_painted = False
+            self.call_after_refresh(self._key_painted)
         await super().on_event(event)
+
+    def _key_painted(self) -> None:
+        self.last_key_painted = True
 
     def on_resize(self) -> None:
         hide_gauge = self.main_screen.has_class("-hide-gauge")
