@@ -94,6 +94,16 @@ async def test_long_answers_freeze_finished_blocks_and_the_whole_text_survives()
         parts = block.query(".part")
         assert len(parts) >= 2  # finished blocks moved out of the live Static
         assert len(block._live) < FREEZE_AT + len(paragraphs[0])
+        shown = [part.render() for part in block.query(".part")]
+        await block.append("the tail, not flushed yet")
         await block.finish()
         await pilot.pause()
-        assert block.source == "".join(paragraphs) and len(block.children) == 0
+        assert block.source == "".join(paragraphs) + "the tail, not flushed yet"
+        # The frozen parts stay as they were (not rendered again); the rest is shown too.
+        assert [part.render() for part in block.query(".part")] == shown
+        text = "\n".join(
+            strip.text
+            for w in block.query(Static)
+            for strip in w.render_lines(w.region.reset_offset)
+        )
+        assert "Paragraph 0:" in text and "Paragraph 29:" in text and "the tail" in text
