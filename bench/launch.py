@@ -8,7 +8,7 @@ It is the console script plus one post-import hook: when `textual.app` is first 
 wrapped. The first call that writes a frame to the terminal driver appends a JSON line to
 OUT.json with `time.monotonic()` (CLOCK_MONOTONIC, comparable with the parent's spawn time)
 and the RSS. `--when history` waits for the first frame that shows a resumed transcript.
-`--settle` also records the RSS once LiteLLM has been warmed in the background. `--ready`
+`--settle` also records the RSS once LiteLLM has been imported and warmed in the background. `--ready`
 also records the first frame painted once the app has loaded its settings, runtime and
 session (`PicobotApp.ready`): the first frame comes before them.
 Nothing here changes what the app does; the parent kills the process when it has its data.
@@ -44,6 +44,7 @@ class _Recorder:
         self.when = when
         self.settle = settle
         self.want_ready = ready
+        self.app: Any = None
         self.done = False
         self.lock = threading.Lock()
 
@@ -72,6 +73,7 @@ class _Recorder:
         if not self.ready(app):
             return
         self.done = True
+        self.app = app
         t = time.monotonic()
         if self.profiler is not None:
             if str(self.profile).endswith(".prof"):
@@ -91,6 +93,11 @@ class _Recorder:
             llm = sys.modules.get("picobot_tui.core.llm")
             if llm is not None and getattr(llm, "_LITELLM", None) is not None:
                 break
+            time.sleep(0.05)
+        # ...and until the warm-up (a mock completion after the import) has finished.
+        while time.monotonic() < deadline and any(
+            w.group == "warm" and not w.is_finished for w in list(self.app.workers)
+        ):
             time.sleep(0.05)
         time.sleep(0.3)
         self.write(event="settled", t=time.monotonic(), rss_mb=_rss_mb())

@@ -108,6 +108,7 @@ class PicobotApp(App[int]):
         self.busy = False
         self._interrupted = False
         self.idle_gc = IdleCollector()
+        self._unmounted = False
         self.sessions: SessionSwitcher
         self.router: EventRouter
 
@@ -179,10 +180,7 @@ class PicobotApp(App[int]):
             return
         self.ready = True
         self.refresh_bindings()
-        if not self.deterministic:
-            self.idle_gc.install()
-            self.set_interval(1.0, self._idle_gc_tick)
-        self.warm_model()
+        self.warm_model()  # installs the idle collector once LiteLLM is imported
         if self.queue:  # typed and sent while starting
             text = self.queue.pop(0)
             self.prompt.set_queue(self.queue)
@@ -230,10 +228,17 @@ class PicobotApp(App[int]):
         await self.sessions.start(self.options.session)
         return True
 
+    def _start_idle_gc(self) -> None:
+        if self._unmounted:
+            return
+        self.idle_gc.install()
+        self.set_interval(1.0, self._idle_gc_tick)
+
     def _idle_gc_tick(self) -> None:
         self.idle_gc.tick(now=time.monotonic(), last_input=self.last_key_time, busy=self.busy)
 
     def on_unmount(self) -> None:
+        self._unmounted = True
         self.idle_gc.uninstall()
 
     def _rich_theme(self) -> None:
@@ -270,9 +275,12 @@ class PicobotApp(App[int]):
         warm = getattr(self.runtime.model, "warm", None)
         if callable(warm):
             try:
-                warm()
+                warm(self.runtime.loop.model_name)
             except Exception as e:  # a failed warm-up shows on the first real call
                 log.warning("model warm-up failed: %s", e)
+        if not self.deterministic:
+            # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
+            self.call_from_thread(self._start_idle_gc)
         if self._model_client is None:
             from picobot_tui.tui_config import credentials_hint
 

@@ -19,9 +19,11 @@ def pause() -> None:
 
 def resume() -> None:
     """Collect again (idempotent). What start-up built is frozen out of the collector's
-    sight: it lives as long as the process, and full collections stay short."""
+    sight: it lives as long as the process, and full collections stay short. Its garbage
+    is collected first, or freezing would keep it for good."""
     global _paused
     if _paused:
         _paused = False
+        gc.collect()
         gc.freeze()
         gc.enable()

@@ -246,14 +246,19 @@ class LiteLLMClient:
         self.settings = settings
         self._windows: dict[str, int | None] = {}
 
-    def warm(self) -> None:
-        """Import LiteLLM and run one offline mock completion, so the first real call does
-        not pay LiteLLM's lazy imports and tokenizer load (~1.5 s). Blocking: call it from
-        a thread at start-up. Never raises."""
+    def warm(self, model: str | None = None) -> None:
+        """Import LiteLLM and run one offline mock completion of `model`, so the first real
+        call does not pay LiteLLM's lazy imports and tokenizer load (~1.5 s). The model
+        matters: LiteLLM loads the tokenizer of the model it counts for, and warming with
+        another one kept two in memory (~60 MB, bench #6). Blocking: call it from a thread
+        at start-up. Never raises."""
         litellm = load_litellm()
+        route = self.route(model) if model else Route(None, "openai/gpt-4o-mini")
+        provider = route.kwargs.get("custom_llm_provider")
         try:
             stream = litellm.completion(
-                model="openai/gpt-4o-mini",
+                model=route.model,
+                **({"custom_llm_provider": provider} if provider else {}),
                 messages=[{"role": "user", "content": "warm-up"}],
                 mock_response="ok",
                 stream=True,

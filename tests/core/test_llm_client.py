@@ -530,3 +530,26 @@ def test_fresh_process_streams_without_warm_up_and_prints_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "fresh\n"
     assert proc.stderr == ""
+
+
+def test_warm_runs_its_mock_completion_with_the_model_it_is_given(monkeypatch):
+    """LiteLLM loads the tokenizer of the model it counts for: warming with another model
+    than the one used kept two tokenizers in memory (bench #6)."""
+    client = LiteLLMClient(Settings())
+    litellm = load_litellm()
+    calls: list[dict] = []
+
+    def completion(**kwargs):
+        calls.append(kwargs)
+        return iter(())
+
+    monkeypatch.setattr(litellm, "completion", completion)
+    client.warm("openai/test-model")
+    client.warm("vllm/qwen")
+    client.warm()
+    assert [c["model"] for c in calls] == [
+        "openai/test-model",
+        "hosted_vllm/qwen",
+        "openai/gpt-4o-mini",
+    ]
+    assert all(c["mock_response"] and "api_key" not in c for c in calls)
