@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import time
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
@@ -109,6 +110,7 @@ class PicobotApp(App[int]):
         self._interrupted = False
         self.idle_gc = IdleCollector()
         self._unmounted = False
+        self._signals: list[signal.Signals] = []
         self.sessions: SessionSwitcher
         self.router: EventRouter
 
@@ -151,6 +153,7 @@ class PicobotApp(App[int]):
 
     async def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, lambda _theme: self._rich_theme())
+        self._handle_signals()
         if self.settings is not None:
             await self._start()
             return
@@ -240,6 +243,33 @@ class PicobotApp(App[int]):
     def on_unmount(self) -> None:
         self._unmounted = True
         self.idle_gc.uninstall()
+        if self._signals:
+            loop = asyncio.get_running_loop()
+            for sig in self._signals:
+                loop.remove_signal_handler(sig)
+
+    def _handle_signals(self) -> None:
+        """SIGTERM (and SIGINT, which only `kill` sends: Ctrl+C is a key here) cancel the
+        turn like Esc, so the session records the partial answer, then exit 143 / 130. A
+        SystemExit raised from a plain handler could stop the loop before that."""
+        if self.is_headless:
+            return
+        loop = asyncio.get_running_loop()
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            try:
+                loop.add_signal_handler(sig, self._on_signal, code)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                continue
+            self._signals.append(sig)
+
+    def _on_signal(self, code: int) -> None:
+        self.run_worker(self._terminate(code), group="terminate", exclusive=True)
+
+    async def _terminate(self, code: int) -> None:
+        if self.busy:
+            self.action_interrupt()
+            await self.wait_idle()
+        self.exit(code, return_code=code)
 
     def _rich_theme(self) -> None:
         """Inline code in frozen (rich) markdown follows the Textual theme."""

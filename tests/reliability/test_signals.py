@@ -197,12 +197,13 @@ def test_sigterm_before_the_loop_starts_still_exits_143(tmp_path) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_tui_sigterm_mid_stream_exits_143_restores_the_terminal_and_keeps_the_answer(
-    tmp_path,
+    tmp_path, sig, code
 ) -> None:
-    """The full-screen app in a pseudo-terminal, killed with SIGTERM while an answer streams:
-    exit 143, the terminal is given back (alternate screen left), the partial answer is in
-    the session marked interrupted."""
+    """The full-screen app in a pseudo-terminal, killed with SIGTERM (or `kill -INT`) while
+    an answer streams: exit 143 (130), the terminal is given back (alternate screen left),
+    the partial answer is in the session marked interrupted."""
     import fcntl
     import pty
     import select
@@ -241,7 +242,7 @@ def test_tui_sigterm_mid_stream_exits_143_restores_the_terminal_and_keeps_the_an
             pump(lambda: router.count("tui") >= 1)
             pump(lambda: b"w20" in out)
             mark = len(out)
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, sig)
             pump(lambda: b"\x1b[?1049l" in out[mark:], 30)
             deadline = time.monotonic() + 30
             while (status := os.waitpid(pid, os.WNOHANG))[0] == 0:
@@ -252,8 +253,8 @@ def test_tui_sigterm_mid_stream_exits_143_restores_the_terminal_and_keeps_the_an
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
             os.close(fd)
-    tally("SIGTERM to the TUI mid-stream (pty)")
-    assert os.waitstatus_to_exitcode(status[1]) == 143
+    tally(f"{sig.name} to the TUI mid-stream (pty)")
+    assert os.waitstatus_to_exitcode(status[1]) == code
     assert b"\x1b[?1049l" in out[mark:], "the alternate screen was not left"
     assert b"Traceback" not in out
     [path] = session_paths(tmp_path)
