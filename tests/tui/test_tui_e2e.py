@@ -64,6 +64,27 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", self.name, *keys)
 
+    def start_agent(self, home: Path, args: list[str], *, then: str) -> None:
+        """Run `picobot agent ARGS` (120x36, PICOBOT_HOME=home, offline LiteLLM), then the
+        shell command `then` once it exits."""
+        env = {
+            "PICOBOT_HOME": str(home),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "TERM": "xterm-256color",
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", str(home)),
+        }
+        command = " ".join(
+            [
+                "env",
+                *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+                *map(shlex.quote, [*_picobot(), "agent", *args]),
+                ";",
+                then,
+            ]
+        )
+        self.run("new-session", "-d", "-s", self.name, "-x", "120", "-y", "36", command)
+
 
 @pytest.fixture
 def server() -> Iterator[OpenAITestServer]:
@@ -96,26 +117,11 @@ def test_picobot_agent_in_tmux(server, tmux, picobot_home, tmp_path):
         ]
     )
     exit_file = tmp_path / "exit-code"
-    env = {
-        "PICOBOT_HOME": str(picobot_home),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "TERM": "xterm-256color",
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": os.environ.get("HOME", str(tmp_path)),
-    }
-    command = " ".join(
-        [
-            "env",
-            *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
-            *map(shlex.quote, _picobot()),
-            "agent",
-            "--workspace",
-            shlex.quote(str(workspace)),
-            "; echo $? >",
-            shlex.quote(str(exit_file)),
-        ]
+    tmux.start_agent(
+        picobot_home,
+        ["--workspace", str(workspace)],
+        then=f"echo $? > {shlex.quote(str(exit_file))}",
     )
-    tmux.run("new-session", "-d", "-s", tmux.name, "-x", "120", "-y", "36", command)
 
     tmux.wait_for(lambda s: "Message picobot" in s, "the first frame")
     tmux.keys("-l", "what is in the workspace?")
@@ -142,31 +148,13 @@ def test_picobot_agent_in_tmux(server, tmux, picobot_home, tmp_path):
     assert len(server.requests) == 2
 
 
-def test_a_bad_config_found_after_the_first_frame_exits_2_with_the_message(
-    tmux, picobot_home, tmp_path
-):
+def test_a_bad_config_found_after_the_first_frame_exits_2_with_the_message(tmux, picobot_home):
     """The TUI paints before it loads the settings; a config error still ends the run with
     the file, line and key on the restored terminal, and exit code 2."""
     (picobot_home / "config.json").write_text(
         '{\n  "agents": {"defaults": {"maxTokens": "x"}}\n}\n'
     )
-    env = {
-        "PICOBOT_HOME": str(picobot_home),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "TERM": "xterm-256color",
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": os.environ.get("HOME", str(tmp_path)),
-    }
-    command = " ".join(
-        [
-            "env",
-            *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
-            *map(shlex.quote, _picobot()),
-            "agent",
-            '; echo "exit=$?"; sleep 60',
-        ]
-    )
-    tmux.run("new-session", "-d", "-s", tmux.name, "-x", "120", "-y", "36", command)
+    tmux.start_agent(picobot_home, [], then='echo "exit=$?"; sleep 60')
     screen = tmux.wait_for(lambda s: "exit=" in s, "picobot to exit")
     assert "exit=2" in screen
     flat = screen.replace("\n", "")  # the long path wraps at 120 columns
