@@ -184,10 +184,7 @@ class PicobotApp(App[int]):
         self.ready = True
         self.refresh_bindings()
         self.warm_model()  # installs the idle collector once LiteLLM is imported
-        if self.queue:  # typed and sent while starting
-            text = self.queue.pop(0)
-            self.prompt.set_queue(self.queue)
-            await self.send(text)
+        await self._send_queued()  # typed and sent while starting
 
     async def _load(self) -> bool:
         """False when the app is exiting with `start_error` instead."""
@@ -263,9 +260,10 @@ class PicobotApp(App[int]):
             self._signals.append(sig)
 
     def _on_signal(self, code: int) -> None:
-        self.run_worker(self._terminate(code), group="terminate", exclusive=True)
+        self.run_worker(self._quit(code), group="terminate", exclusive=True)
 
-    async def _terminate(self, code: int) -> None:
+    async def _quit(self, code: int) -> None:
+        """Cancel the running turn (the session records it), then exit with `code`."""
         if self.busy:
             self.action_interrupt()
             await self.wait_idle()
@@ -379,7 +377,12 @@ class PicobotApp(App[int]):
                 self.prompt.text = pending + (("\n\n" + current) if current.strip() else "")
                 self.queue.clear()
                 self.prompt.set_queue(self.queue)
-        elif self.queue:
+        else:
+            await self._send_queued()
+
+    async def _send_queued(self) -> None:
+        """Send the oldest queued message, if any."""
+        if self.queue:
             text = self.queue.pop(0)
             self.prompt.set_queue(self.queue)
             await self.send(text)
@@ -396,10 +399,7 @@ class PicobotApp(App[int]):
                 await worker.wait()
 
     async def action_quit(self) -> None:
-        if self.busy:
-            self.action_interrupt()
-            await self.wait_idle()
-        self.exit(0)
+        await self._quit(0)
 
     # -- approval and bell -------------------------------------------------------------
     async def confirm(self, request: ApprovalRequest) -> str:

@@ -14,8 +14,11 @@ from typing import Any
 from picobot_tui.jsonc import strip_json_comments
 from picobot_tui.paths import config_path
 
-_FIELDS = {"theme": ("theme",), "show_timeline": ("showTimeline", "show_timeline")}
-_FIELDS["show_gauge"] = ("showGauge", "show_gauge")
+_FIELDS = {
+    "theme": ("theme",),
+    "show_timeline": ("showTimeline", "show_timeline"),
+    "show_gauge": ("showGauge", "show_gauge"),
+}
 _TRUE = {"1", "true", "t", "yes", "y", "on"}
 _FALSE = {"0", "false", "f", "no", "n", "off"}
 
