@@ -92,7 +92,8 @@ class ProviderConfig(Section):
     api_base: str | None = None
     """Base URL, e.g. `http://127.0.0.1:8000/v1` for an OpenAI-compatible server."""
     extra_headers: dict[str, str] = {}
-    """Extra HTTP headers sent with every request."""
+    """Extra HTTP headers sent with every request. Their values are secrets: scrubbed from
+    sessions, traces, logs and errors like the API key."""
 
 
 class ProvidersConfig(Section):
@@ -118,6 +119,15 @@ class ExecConfig(Section):
     """Output kept from a command (head and tail) before toolResultMaxChars applies."""
     deny_patterns: list[str] = []
     """Extra regular expressions of commands to refuse (added to the built-in list)."""
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    """`auto`: run commands under bubblewrap when `bwrap` works, else unsandboxed (guard and
+    approvals only); `bwrap`: refuse to run without it; `none`: never sandbox."""
+    network: bool = False
+    """Let sandboxed commands use the network (off: the sandbox has no network)."""
+    env: Literal["clean", "inherit"] | list[str] = "clean"
+    """Environment of commands: `clean` drops provider keys, the config's secrets and
+    credential-like variables (`*_API_KEY`, `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, `AWS_*`, ...);
+    `inherit` passes everything; a list of names passes those on top of `clean`."""
 
 
 class WebConfig(Section):
@@ -127,6 +137,9 @@ class WebConfig(Section):
     """Seconds before a fetch is abandoned."""
     allow_private: bool = False
     """Allow loopback, link-local and private addresses (off: SSRF guard)."""
+    allow_hosts: list[str] = []
+    """Hosts web_fetch may reach without asking (the approval's "always for this host" adds
+    to this). Under `readonly`, and headless without `--yes`, only these are fetched."""
 
 
 class ToolsConfig(Section):
@@ -274,12 +287,14 @@ class Settings(BaseSettings):
         return Path(ws).expanduser().resolve() if ws else (self.home / "workspace").resolve()
 
     def secrets(self) -> list[str]:
-        """Every configured API key, so writers can scrub them."""
+        """Every configured API key and extra-header value, so writers can scrub them."""
         out = []
         for name in PROVIDER_NAMES:
-            key = getattr(self.providers, name).api_key
+            provider = getattr(self.providers, name)
+            key = provider.api_key
             if key is not None and key.get_secret_value():
                 out.append(key.get_secret_value())
+            out.extend(v for v in provider.extra_headers.values() if v)
         return out
 
 
