@@ -248,6 +248,14 @@ def onboard(
     raise typer.Exit(run_onboard(force=force))
 
 
+@app.command()
+def doctor() -> None:
+    """Check the config, key, workspace, sandbox, permissions and terminal (exit 1 if broken)."""
+    from picobot_tui.doctor import run_doctor
+
+    raise typer.Exit(run_doctor(typer.echo))
+
+
 def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(143)
 
