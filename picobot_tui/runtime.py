@@ -52,7 +52,8 @@ def build_runtime(
     scrub = Scrubber(settings.secrets())
     store = SessionStore(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)
-    tools = default_registry(ToolContext(workspace=ws, config=settings.tools), scrub=scrub)
+    ctx = ToolContext(workspace=ws, config=settings.tools, secrets=tuple(settings.secrets()))
+    tools = default_registry(ctx, scrub=scrub)
     client = model_client or make_model_client(settings, model_name)
     loop = AgentLoop(
         settings,

@@ -22,6 +22,8 @@ class ToolContext:
 
     workspace: Path
     config: ToolsConfig
+    secrets: tuple[str, ...] = ()
+    """The config's secret values (API keys, extraHeaders): exec keeps them out of its env."""
 
 
 @dataclass(frozen=True)
