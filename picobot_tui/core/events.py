@@ -61,11 +61,25 @@ class ToolCallStarted:
 
 @dataclass(frozen=True)
 class ApprovalRequested:
+    """A call waiting for the user. `preview` is what to show, with escapes and invisible
+    characters made visible and capped with a marker; `hidden` says what it leaves out ("" when
+    nothing) and `full` is the whole text ("" from old producers: use `preview`). `scope` is
+    what "allow for the session" / "always" cover: the tool, or (web_fetch) the `host`."""
+
     id: str
     name: str
     arguments: dict[str, Any]
     preview: str
+    full: str = ""
+    hidden: str = ""
+    scope: Literal["tool", "host"] = "tool"
+    host: str | None = None
     type: Literal["approval_requested"] = "approval_requested"
+
+    @property
+    def whole(self) -> str:
+        """The full preview text."""
+        return self.full or self.preview
 
 
 @dataclass(frozen=True)
@@ -134,6 +148,16 @@ class ErrorEvent:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """Something the user should know that does not stop the turn (e.g. a context file
+    left out of the prompt because it links outside the workspace)."""
+
+    kind: str
+    message: str
+    type: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     outcome: Outcome
     content: str
@@ -155,6 +179,7 @@ Event = (
     | Retrying
     | StuckDetected
     | ErrorEvent
+    | Notice
     | TurnFinished
 )
 

@@ -13,10 +13,11 @@ from typing import Any, Literal
 from picobot_tui.config import Settings
 from picobot_tui.core.budget import TokenEstimator
 from picobot_tui.core.events import ApprovalRequested
+from picobot_tui.core.tools.hosts import host_allowed
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, TurnTrace
 
-Decision = Literal["allow", "allow_session", "deny"]
+Decision = Literal["allow", "allow_session", "always", "deny"]
 STUCK_MESSAGE = (
     "You appear stuck — you just called the same tool with the same arguments. "
     "Try a different approach."
@@ -38,6 +39,7 @@ class SessionState:
     history: list[dict[str, Any]]
     estimator: TokenEstimator = field(default_factory=TokenEstimator)
     allowed_tools: set[str] = field(default_factory=set)
+    allowed_hosts: set[str] = field(default_factory=set)  # web_fetch hosts allowed this session
     cost: float | None = None
     turns: int = 0
     last_prompt_tokens: int = 0
@@ -58,6 +60,7 @@ class TurnState:
     cost: float | None = None
     retries: int = 0
     llm_calls: int = 0
+    secret_calls: set[str] = field(default_factory=set)  # ids refused: args carry a secret
     started: str = field(default_factory=lambda: now_iso())
     t0: float = field(default_factory=time.monotonic)
 
@@ -110,7 +113,17 @@ def approval_needed(
     args: dict[str, Any],
     state: SessionState,
 ) -> str | ApprovalRequested:
-    """ "allow" or "readonly" by policy, or the request to put to the user."""
+    """ "allow" or "readonly" by policy, or the request to put to the user.
+
+    A network call (web_fetch) is judged per host: a host in `tools.web.allowHosts` or allowed
+    for this session runs under every policy; any other host follows the policy like a file
+    change (`readonly` refuses it, `ask` asks about that host).
+    """
+    host = tools.approval_host(name, args)
+    if host is not None and (
+        host_allowed(host, settings.tools.web.allow_hosts) or host in state.allowed_hosts
+    ):
+        return "allow"
     policy = settings.tools.approval
     if policy == "auto":
         return "allow"
@@ -118,15 +131,25 @@ def approval_needed(
         return "readonly"
     if name in settings.tools.always_allow or name in state.allowed_tools:
         return "allow"
-    return ApprovalRequested(call_id, name, args, tools.preview(name, args))
+    p = tools.approval_preview(name, args)
+    if host is not None:
+        return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden, "host", host)
+    return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden)
 
 
 async def ask(confirm: ConfirmFn | None, req: ApprovalRequested, state: SessionState) -> str:
-    """Put the request to the user; only their answer (never tool output) decides."""
+    """Put the request to the user; only their answer (never tool output) decides.
+
+    "allow_session" (and "always", which a front end has already saved) covers the request's
+    scope: its host for web_fetch, else the tool.
+    """
     if confirm is None:
         return "deny"
     decision = await confirm(req)
-    if decision == "allow_session":
-        state.allowed_tools.add(req.name)
+    if decision in ("allow_session", "always"):
+        if req.scope == "host" and req.host:
+            state.allowed_hosts.add(req.host)
+        else:
+            state.allowed_tools.add(req.name)
         return "allow"
     return "allow" if decision == "allow" else "deny"

@@ -42,6 +42,15 @@ class Tool(ABC):
     mutating: ClassVar[bool] = False
     """True when the tool changes files or runs commands: it passes through approval."""
 
+    def needs_approval(self, args: dict[str, Any]) -> bool:
+        """Whether this call passes through approval (per call: `todo` reads need none).
+        `args` are validated. Default: `mutating`."""
+        return self.mutating
+
+    def approval_host(self, args: dict[str, Any]) -> str | None:
+        """The network host this call reaches, when approval is per host (web_fetch)."""
+        return None
+
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         """What an approval prompt shows (a command, a diff). Default: the arguments.
 

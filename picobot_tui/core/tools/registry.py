@@ -14,8 +14,11 @@ from typing import Any
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
 from picobot_tui.core.tools.text import sanitize, truncate
+from picobot_tui.core.visible import Preview, cap_text, visible
 
+# An approval preview shows at most this much; the rest is marked and reachable in full.
 MAX_PREVIEW_CHARS = 20_000
+MAX_PREVIEW_LINES = 400
 _VALUE_REPR_CHARS = 60
 
 
@@ -193,7 +196,16 @@ class ToolRegistry:
         return truncate(out, self.ctx.config.tool_result_max_chars)
 
     def preview(self, name: str, args: dict[str, Any]) -> str:
-        """What an approval prompt shows. Never raises: a problem becomes the text."""
+        """What an approval prompt shows (capped, with a marker). Never raises."""
+        return self.approval_preview(name, args).text
+
+    def approval_preview(self, name: str, args: dict[str, Any]) -> Preview:
+        """The preview, shown and in full. Never raises: a problem becomes the text.
+
+        Escapes and invisible characters are made visible, never deleted (a deleted OSC would
+        hide its payload), then secrets are scrubbed, then the text is capped with a marker
+        saying how much is left out; `full` keeps everything for a "show all" view.
+        """
         try:
             tool = self._tool(name)
             text = tool.preview(self.validate(name, args), self.ctx)
@@ -201,10 +213,21 @@ class ToolRegistry:
             text = f"Error: {e}"
         except Exception as e:
             text = f"Error: preview failed: {type(e).__name__}: {e}"
-        out = sanitize(text)
+        full = visible(text if isinstance(text, str) else str(text))
         if self.scrub is not None:
-            out = self.scrub(out)
-        return truncate(out, MAX_PREVIEW_CHARS)
+            full = self.scrub(full)
+        shown, hidden = cap_text(full, MAX_PREVIEW_LINES, MAX_PREVIEW_CHARS)
+        return Preview(shown, full, hidden)
+
+    def needs_approval(self, name: str, args: dict[str, Any]) -> bool:
+        """Whether this (validated) call passes through approval. Unknown names: False."""
+        tool = self._tools.get(name)
+        return bool(tool and (tool.needs_approval(args) or tool.approval_host(args)))
+
+    def approval_host(self, name: str, args: dict[str, Any]) -> str | None:
+        """The host a network call reaches (its approval is per host), else None."""
+        tool = self._tools.get(name)
+        return tool.approval_host(args) if tool else None
 
     async def execute(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Run a tool. Never raises (except CancelledError); failures are error results."""

@@ -49,22 +49,26 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:limit]}\n… [truncated: {len(text) - limit} more chars of {len(text)}]"
 
 
-def unified_diff(old: str, new: str, name: str, max_lines: int = 400) -> str:
-    """A unified diff of two texts, capped at `max_lines` lines."""
+def _lines(text: str) -> list[str]:
+    """Lines split at \\n only, ends kept. `str.splitlines` also splits at \\r, \\x0b, \\x0c,
+    \\x1c-\\x1e, \\x85 and U+2028/2029, which would turn one real line into several
+    diff lines (a `+` missing on the part after a lone CR)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def unified_diff(old: str, new: str, name: str, max_lines: int | None = None) -> str:
+    """A unified diff of two texts. Uncapped by default: approval previews are capped (with a
+    marker saying how much is left out) by the registry, after escapes are made visible."""
     if old == new:
         return f"(no changes to {name})"
     lines = list(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{name}",
-            tofile=f"b/{name}",
-        )
+        difflib.unified_diff(_lines(old), _lines(new), fromfile=f"a/{name}", tofile=f"b/{name}")
     )
     # Lines without a final newline would run together.
     lines = [ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines]
-    if len(lines) > max_lines:
-        lines = [*lines[:max_lines], f"… [{len(lines) - max_lines} more diff lines]\n"]
+    if max_lines is not None and len(lines) > max_lines:
+        lines = [*lines[:max_lines], f"… [{len(lines) - max_lines:,} more diff lines not shown]\n"]
     return "".join(lines).rstrip("\n")
 
 

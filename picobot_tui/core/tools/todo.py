@@ -1,6 +1,9 @@
 """todo: the agent's own checklist, kept in `<workspace>/TODO.md` as `- [ ]` / `- [x]` items.
 
-Not approval-gated: it only touches that one file. Lines that are not checklist items
+`read` needs no approval; every change (add, check, uncheck, remove, write) follows the
+approval policy like write_file, and its preview is the diff of TODO.md. A TODO.md that is a
+symbolic link is refused, even when it points inside the workspace: a repository shipping
+`TODO.md -> Makefile` must not get its Makefile rewritten. Lines that are not checklist items
 (headings, notes) are kept as they are.
 """
 
@@ -12,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.paths import resolve_in_workspace
-from picobot_tui.core.tools.text import atomic_write, encode_utf8
+from picobot_tui.core.tools.paths import resolve_in_workspace, workspace_root
+from picobot_tui.core.tools.text import atomic_write, encode_utf8, unified_diff
 
 TODO_FILE = "TODO.md"
 _ITEM_RE = re.compile(r"^(\s*[-*+]\s+\[)([ xX])(\]\s*)(.*)$")
@@ -43,9 +46,30 @@ class TodoTool(Tool):
         "additionalProperties": False,
     }
 
+    def needs_approval(self, args: dict[str, Any]) -> bool:
+        return args.get("action") != "read"
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        path = todo_path(ctx)
+        new, _ = _plan(path, args)
+        if new is None:
+            return f"todo {args['action']} (no change to {TODO_FILE})"
+        old = path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
+        return unified_diff(old, new, TODO_FILE)
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        path = resolve_in_workspace(TODO_FILE, ctx)
-        return await asyncio.to_thread(_apply, path, args)
+        return await asyncio.to_thread(_apply, todo_path(ctx), args)
+
+
+def todo_path(ctx: ToolContext) -> Path:
+    """`<workspace>/TODO.md`, refusing a symbolic link (checked with lstat, not followed)."""
+    resolved = resolve_in_workspace(TODO_FILE, ctx)  # a link out: "outside the workspace"
+    if (workspace_root(ctx) / TODO_FILE).is_symlink():
+        raise ToolError(
+            f"{TODO_FILE} is a symbolic link; todo does not follow links (it would write "
+            "to the file the link points to). Remove the link or use write_file."
+        )
+    return resolved
 
 
 def _need(args: dict[str, Any], key: str) -> Any:
@@ -83,15 +107,16 @@ def _show(lines: list[str]) -> str:
     return "\n".join(out)
 
 
-def _apply(path: Path, args: dict[str, Any]) -> str:
+def _plan(path: Path, args: dict[str, Any]) -> tuple[str | None, str]:
+    """(the new text of TODO.md or None when the action changes nothing, the reply)."""
     action = args["action"]
     if action == "write":
         content = _need(args, "content")
-        _save(path, content if content.endswith("\n") or not content else content + "\n")
-        return _show(content.splitlines())
+        text = content if content.endswith("\n") or not content else content + "\n"
+        return text, _show(content.splitlines())
     lines = _read(path)
     if action == "read":
-        return _show(lines)
+        return None, _show(lines)
     if action == "add":
         text = " ".join(_need(args, "text").split())
         if not text:
@@ -110,8 +135,14 @@ def _apply(path: Path, args: dict[str, Any]) -> str:
             assert m is not None
             mark = "x" if action == "check" else " "
             lines[i] = f"{m.group(1)}{mark}{m.group(3)}{m.group(4)}"
-    _save(path, "\n".join(lines) + "\n")
-    return _show(lines)
+    return "\n".join(lines) + "\n", _show(lines)
+
+
+def _apply(path: Path, args: dict[str, Any]) -> str:
+    new, reply = _plan(path, args)
+    if new is not None:
+        _save(path, new)
+    return reply
 
 
 def _save(path: Path, text: str) -> None:

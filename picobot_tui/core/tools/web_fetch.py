@@ -16,10 +16,12 @@ import functools
 import ipaddress
 import socket
 import ssl
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
+from picobot_tui.core.tools.hosts import host_allowed, normalize_host
 from picobot_tui.core.tools.html_text import html_to_text
 
 MAX_REDIRECTS = 5
@@ -52,13 +54,38 @@ class WebFetchTool(Tool):
         "additionalProperties": False,
     }
 
+    def approval_host(self, args: dict[str, Any]) -> str | None:
+        """The host approval is asked for; None for a URL `run` refuses before connecting."""
+        try:
+            host, _ = check_url(args["url"])
+        except ToolError:
+            return None
+        return normalize_host(host)
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        host = self.approval_host(args) or "?"
+        return f"GET {args['url']}\n(host {host})"
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         web = ctx.config.web
         default = max(100, min(DEFAULT_MAX_CHARS, ctx.config.tool_result_max_chars - 300))
         max_chars = int(args.get("max_chars") or default)
+        first = self.approval_host(args)
+
+        def may_follow(host: str) -> bool:
+            # The approval covered one host: a redirect elsewhere (an open redirect carrying
+            # the query on) needs its own call, unless nothing is asked (auto, allowHosts).
+            return (
+                ctx.config.approval == "auto"
+                or normalize_host(host) == first
+                or host_allowed(host, web.allow_hosts)
+            )
+
         try:
             async with asyncio.timeout(web.timeout):
-                return await _fetch(args["url"], max_chars, web.allow_private, web.timeout)
+                return await _fetch(
+                    args["url"], max_chars, web.allow_private, web.timeout, may_follow
+                )
         except TimeoutError:
             raise ToolError(f"fetching {args['url']} timed out after {web.timeout:g} s") from None
 
@@ -176,7 +203,13 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-async def _fetch(url: str, max_chars: int, allow_private: bool, timeout: float) -> str:
+async def _fetch(
+    url: str,
+    max_chars: int,
+    allow_private: bool,
+    timeout: float,
+    may_follow: Callable[[str], bool] = lambda host: True,
+) -> str:
     check_url(url)  # refuse bad schemes before loading httpx
     import httpx
 
@@ -197,6 +230,11 @@ async def _fetch(url: str, max_chars: int, allow_private: bool, timeout: float) 
             try:
                 host, port = check_url(current)
                 await checked_addresses(host, port, allow_private)
+                if hop and not may_follow(host):
+                    raise ToolError(
+                        f"it is on another host ({normalize_host(host)}), which this call was "
+                        "not approved for; call web_fetch with that URL to ask for it"
+                    )
             except ToolError as e:
                 if hop:
                     raise ToolError(f"redirect to {current} refused: {e}") from None
