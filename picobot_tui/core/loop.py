@@ -458,7 +458,7 @@ class AgentLoop:
         )
         if args is not None and self.tools is not None:
             decision = "allow"
-            if self.tools.is_mutating(name):
+            if self.tools.needs_approval(name, args):
                 decision = approval_needed(self.settings, self.tools, call_id, name, args, state)
                 if isinstance(decision, ApprovalRequested):
                     yield decision
