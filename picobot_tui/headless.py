@@ -15,11 +15,13 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import IO, Any
 
+from picobot_tui.config import Settings
 from picobot_tui.core.events import (
     ApprovalRequested,
     ErrorEvent,
     Event,
     HistoryCompressed,
+    Notice,
     Retrying,
     StuckDetected,
     TextDelta,
@@ -29,6 +31,7 @@ from picobot_tui.core.events import (
 )
 from picobot_tui.core.loop import ApprovalRequest, Decision
 from picobot_tui.core.textsafe import terminal_safe
+from picobot_tui.core.visible import visible
 from picobot_tui.run_context import RunOptions, open_run
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -97,6 +100,8 @@ class TextRenderer:
             self._note(f"! stuck: {event.message}")
         elif isinstance(event, HistoryCompressed):
             self._note(f"… history compressed: {event.summary}")
+        elif isinstance(event, Notice):
+            self._note(f"warning: {terminal_safe(event.message)}")
         elif isinstance(event, ErrorEvent):
             self._note(f"error: {terminal_safe(event.message)}")
             if event.hint:
@@ -128,23 +133,87 @@ class TextRenderer:
         self.out.flush()
 
 
-def tty_confirm(flags: HeadlessFlags, err: IO[str]) -> Callable[[ApprovalRequest], Any]:
-    """The headless approval policy: --yes, else a y/n prompt on a terminal, else refuse."""
+def _prompt_text(req: ApprovalRequest) -> tuple[str, str]:
+    """(what the request shows, the question) for the terminal prompt."""
+    if req.scope == "host" and req.host:
+        head = f"\n{req.name} wants to reach {req.host}:\n"
+        question = (
+            f"Allow? [y]es once / [s]ession: {req.host} until exit / "
+            f"[a]lways: {req.host} (saved to tools.web.allowHosts) / [n]o"
+        )
+    else:
+        head = f"\n{req.name} wants to run:\n"
+        question = (
+            "Allow? [y]es / [n]o / [s]ession (allow this tool until exit) / "
+            "[a]lways (saved to tools.alwaysAllow)"
+        )
+    if req.hidden:
+        question += f" / [v]iew all ({req.hidden} not shown)"
+    return head + visible(req.preview) + "\n", question + ": "
+
+
+async def _page(text: str, err: IO[str]) -> None:
+    """Show the whole preview: through `less` on a terminal, else written out in full."""
+    import shutil
+    import subprocess
+
+    pager = shutil.which("less") if err.isatty() else None
+    if pager:
+        await asyncio.to_thread(
+            subprocess.run, [pager], input=text, text=True, stdout=err, check=False
+        )
+    else:
+        err.write(text + "\n")
+        err.flush()
+
+
+def tty_confirm(
+    flags: HeadlessFlags, err: IO[str], settings: Callable[[], Settings | None] = lambda: None
+) -> Callable[[ApprovalRequest], Any]:
+    """The headless approval policy: --yes, else a prompt on a terminal, else refuse.
+
+    The prompt shows the preview with escapes made visible; when it leaves something out it
+    says how much and `v` shows everything (then asks again). "always" saves the tool (or the
+    web_fetch host) to config.json and to the run's settings (`settings()`, once loaded).
+    """
 
     async def confirm(req: ApprovalRequest) -> Decision:
         if flags.yes:
             return "allow"
         if not sys.stdin.isatty():
-            err.write(
-                f"⊘ {req.name} refused: no terminal to ask for approval. "
-                "Pass --yes to allow commands and file changes, or set tools.approval.\n"
-            )
+            if req.scope == "host" and req.host:
+                err.write(
+                    f"⊘ {req.name} refused: no terminal to ask whether it may reach "
+                    f"{visible(req.host)}. Pass --yes, or add the host to tools.web.allowHosts.\n"
+                )
+            else:
+                err.write(
+                    f"⊘ {req.name} refused: no terminal to ask for approval. "
+                    "Pass --yes to allow commands and file changes, or set tools.approval.\n"
+                )
             return "deny"
-        err.write(f"\n{req.name} wants to run:\n{terminal_safe(req.preview)}\n")
-        err.write("Allow? [y]es / [n]o / [s]ession (allow this tool until exit): ")
-        err.flush()
-        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
-        if answer in ("s", "session"):
+        head, question = _prompt_text(req)
+        err.write(head)
+        while True:
+            err.write(question)
+            err.flush()
+            answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+            if answer in ("v", "view") and req.hidden:
+                await _page(visible(req.whole), err)
+                continue
+            break
+        loaded = settings()
+        if answer in ("a", "always") and loaded is not None:
+            from picobot_tui.tui_config import remember_always
+
+            try:
+                what, path = remember_always(loaded, req)
+            except (OSError, ValueError) as e:
+                err.write(f"could not save to config.json: {e} (allowed until exit)\n")
+            else:
+                err.write(f"{what} is now always allowed (saved to {path})\n")
+            return "allow_session"
+        if answer in ("s", "session", "a", "always"):
             return "allow_session"
         return "allow" if answer in ("y", "yes") else "deny"
 
@@ -178,7 +247,10 @@ def signal_exit(received: list[int]) -> int:
 async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
     renderer = TextRenderer(flags, sys.stdout, sys.stderr)
     received: list[int] = []
-    with open_run(opts, confirm=tty_confirm(flags, sys.stderr)) as run:
+    loaded: list[Settings] = []  # the run's settings, for "always" answers
+    confirm = tty_confirm(flags, sys.stderr, lambda: loaded[0] if loaded else None)
+    with open_run(opts, confirm=confirm) as run:
+        loaded.append(run.settings)
         print_warnings(run.warnings, sys.stderr)
         outcome = "error"
 

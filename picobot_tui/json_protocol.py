@@ -1,9 +1,16 @@
 """`picobot agent --json`: JSON lines on stdio, one object per line each way.
 
 In:  {"type":"message","content":"...","session":"optional id"}
-     {"type":"approval","id":"<tool call id>","decision":"allow"|"deny"}
+     {"type":"approval","id":"<tool call id>",
+      "decision":"allow"|"allow_session"|"always"|"deny"}
 Out: the loop's event stream, `event_to_dict(event)` per line, plus `error` events for bad
 input. Messages queue and run in order; EOF lets the queue finish, then exits.
+
+An `approval_requested` event carries `preview` (escapes made visible, capped with a marker),
+`hidden` (what the preview leaves out, "" when nothing), `full` (the whole text), `scope`
+("tool", or "host" for web_fetch) and `host`. "allow_session" allows the scope (the tool, or
+that host) until the channel ends; "always" also saves it to config.json (`tools.alwaysAllow`,
+or `tools.web.allowHosts` for a host), as the TUI's "always" does.
 """
 
 from __future__ import annotations
@@ -16,10 +23,12 @@ import threading
 from contextlib import aclosing, suppress
 from typing import IO, Any
 
+from picobot_tui.config import Settings
 from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
-from picobot_tui.core.loop import ApprovalRequest, Decision
+from picobot_tui.core.loop import STORAGE_ERROR, ApprovalRequest, Decision
 from picobot_tui.core.sessions import SessionError
 from picobot_tui.headless import (
+    EXIT_ERROR,
     EXIT_OK,
     install_signal_handlers,
     print_warnings,
@@ -28,6 +37,7 @@ from picobot_tui.headless import (
 from picobot_tui.run_context import Run, RunError, RunOptions, open_run, open_session
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+DECISIONS = ("allow", "allow_session", "always", "deny")
 _EOF = object()
 
 
@@ -40,6 +50,8 @@ class JsonChannel:
         self.pending: dict[str, asyncio.Future[Decision]] = {}
         self.messages: asyncio.Queue[dict[str, Any] | object] = asyncio.Queue()
         self.closed = False
+        self.settings: Settings | None = None  # the run's, once loaded (for "always")
+        self.storage_failed = False
 
     def emit(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -59,9 +71,25 @@ class JsonChannel:
         fut: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self.pending[req.id] = fut
         try:
-            return await fut
+            decision = await fut
         finally:
             self.pending.pop(req.id, None)
+        if decision == "always":
+            self._remember(req)
+            return "allow_session"
+        return decision
+
+    def _remember(self, req: ApprovalRequest) -> None:
+        from picobot_tui.tui_config import remember_always
+
+        if self.settings is None:
+            return
+        try:
+            remember_always(self.settings, req)
+        except (OSError, ValueError) as e:
+            self.emit_event(
+                ErrorEvent(f"could not save to config.json: {e} (allowed until exit)", "config")
+            )
 
     def handle_line(self, raw: bytes | None, too_long: bool = False) -> None:
         """Route one input line (called on the event loop)."""
@@ -90,8 +118,10 @@ class JsonChannel:
                 self.messages.put_nowait(data)
         elif kind == "approval":
             call_id, decision = data.get("id"), data.get("decision")
-            if decision not in ("allow", "deny"):
-                self.protocol_error('an approval needs "decision": "allow" or "deny"')
+            if decision not in DECISIONS:
+                self.protocol_error(
+                    'an approval needs "decision": "allow", "allow_session", "always" or "deny"'
+                )
             elif not isinstance(call_id, str) or call_id not in self.pending:
                 self.protocol_error(f"no approval is waiting for id {call_id!r}")
             elif not self.pending[call_id].done():
@@ -135,6 +165,12 @@ class JsonChannel:
             async with aclosing(loop.run_turn(run.session, item["content"])) as events:
                 async for event in events:
                     self.emit_event(event)
+                    if isinstance(event, ErrorEvent) and event.kind == STORAGE_ERROR:
+                        self.storage_failed = True
+            if self.storage_failed:
+                # The disk refused a write (full, quota): later turns could not be saved
+                # either, so end the channel (exit 1) instead of losing them silently.
+                return
             if signals:
                 # The loop turned the signal's cancellation into a cancelled turn (and
                 # swallowed it), so stop here instead of waiting for more input.
@@ -190,6 +226,7 @@ async def _run(opts: RunOptions, yes: bool) -> int:
     channel = JsonChannel(sys.stdout, yes=yes)
     received: list[int] = []
     with open_run(opts, confirm=channel.confirm) as run:
+        channel.settings = run.settings
         print_warnings(run.warnings, sys.stderr)
         task = asyncio.current_task()
         assert task is not None
@@ -203,6 +240,8 @@ async def _run(opts: RunOptions, yes: bool) -> int:
             await channel.serve(run, received)
     if received:
         return signal_exit(received)
+    if channel.storage_failed:
+        return EXIT_ERROR
     # A failed turn is reported in its events; the channel itself ended cleanly.
     return EXIT_OK
 

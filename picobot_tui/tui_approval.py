@@ -1,7 +1,8 @@
 """The loop's `confirm` in the TUI: an approval modal resolved through a future.
 
-"Always allow" is a front-end decision: the tool is added to `tools.alwaysAllow` (in memory
-and in config.json) and the loop is told "allow_session".
+"Always allow" is a front-end decision: the tool is added to `tools.alwaysAllow` (for
+web_fetch, the host to `tools.web.allowHosts`), in memory and in config.json, and the loop is
+told "allow_session".
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ async def ask(app: PicobotApp, request: ApprovalRequest) -> str:
         if not future.done():
             future.set_result(result or "deny")
 
-    screen = ApprovalScreen(request.id, request.name, request.arguments, request.preview)
+    screen = ApprovalScreen(
+        request.id,
+        request.name,
+        request.arguments,
+        request.preview,
+        full=request.whole,
+        hidden=request.hidden,
+        host=request.host if request.scope == "host" else None,
+    )
     app.push_screen(screen, done)
     try:
         decision = await future
@@ -34,20 +43,18 @@ async def ask(app: PicobotApp, request: ApprovalRequest) -> str:
             screen.dismiss(None)
         raise
     if decision == "always":
-        always_allow(app, request.name)
+        always_allow(app, request)
         decision = "allow_session"
     app.router.state = "running tool" if decision != "deny" else "thinking"
     return decision
 
 
-def always_allow(app: PicobotApp, tool: str) -> None:
-    from picobot_tui.tui_config import persist_always_allow
+def always_allow(app: PicobotApp, request: ApprovalRequest) -> None:
+    from picobot_tui.tui_config import remember_always
 
-    if tool not in app.settings.tools.always_allow:
-        app.settings.tools.always_allow.append(tool)
     try:
-        path = persist_always_allow(tool)
+        what, path = remember_always(app.settings, request)
     except (OSError, ValueError) as e:
         app.notify(f"Could not save to config.json: {e}", severity="error")
     else:
-        app.notify(f"{tool} is now always allowed (saved to {path})")
+        app.notify(f"{what} is now always allowed (saved to {path})", markup=False)

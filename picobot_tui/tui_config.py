@@ -1,5 +1,6 @@
-"""Config helpers for the TUI: "always allow" a tool in config.json (keeping the user's
-other keys), and the credentials hint shown at start-up."""
+"""Config helpers for the front ends: "always allow" a tool (`tools.alwaysAllow`) or a
+web_fetch host (`tools.web.allowHosts`) in config.json, keeping the user's other keys, and the
+credentials hint shown at start-up."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from picobot_tui.config import Settings, config_path, strip_json_comments
+
+if TYPE_CHECKING:
+    from picobot_tui.core.events import ApprovalRequested
 
 log = logging.getLogger("picobot")
 
@@ -28,24 +32,24 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def persist_always_allow(tool: str, path: Path | None = None) -> Path:
-    """Add `tool` to `tools.alwaysAllow` in config.json; every other key is kept as it was.
+def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
+    section = data.get(name)
+    if not isinstance(section, dict):
+        section = data[name] = {}
+    return section
 
-    The file is replaced atomically. (`//` comments in it are not kept.)
-    """
-    path = path or config_path()
-    data = _read(path)
-    tools = data.get("tools")
-    if not isinstance(tools, dict):
-        tools = data["tools"] = {}
-    key = (
-        "always_allow" if "always_allow" in tools and "alwaysAllow" not in tools else "alwaysAllow"
-    )
-    allowed = tools.get(key)
-    if not isinstance(allowed, list):
-        allowed = tools[key] = []
-    if tool not in allowed:
-        allowed.append(tool)
+
+def _append(section: dict[str, Any], camel: str, snake: str, value: str) -> None:
+    """Add `value` to the list under `camel` (or `snake`, when the file spells it so)."""
+    key = snake if snake in section and camel not in section else camel
+    items = section.get(key)
+    if not isinstance(items, list):
+        items = section[key] = []
+    if value not in items:
+        items.append(value)
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".json", dir=path.parent)
     try:
@@ -58,7 +62,40 @@ def persist_always_allow(tool: str, path: Path | None = None) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def persist_always_allow(tool: str, path: Path | None = None) -> Path:
+    """Add `tool` to `tools.alwaysAllow` in config.json; every other key is kept as it was.
+
+    The file is replaced atomically. (`//` comments in it are not kept.)
+    """
+    path = path or config_path()
+    data = _read(path)
+    _append(_section(data, "tools"), "alwaysAllow", "always_allow", tool)
+    _write(path, data)
     return path
+
+
+def persist_allow_host(host: str, path: Path | None = None) -> Path:
+    """Add `host` to `tools.web.allowHosts` in config.json, like persist_always_allow."""
+    path = path or config_path()
+    data = _read(path)
+    _append(_section(_section(data, "tools"), "web"), "allowHosts", "allow_hosts", host)
+    _write(path, data)
+    return path
+
+
+def remember_always(settings: Settings, req: ApprovalRequested) -> tuple[str, Path]:
+    """An "always" answer: the host (web_fetch) or the tool is allowed from now on, in
+    `settings` and in config.json. Returns (what was allowed, the file). OSError/ValueError
+    when the file cannot be written (the in-memory setting holds for this run anyway)."""
+    if req.scope == "host" and req.host:
+        if req.host not in settings.tools.web.allow_hosts:
+            settings.tools.web.allow_hosts.append(req.host)
+        return f"web_fetch of {req.host}", persist_allow_host(req.host)
+    if req.name not in settings.tools.always_allow:
+        settings.tools.always_allow.append(req.name)
+    return req.name, persist_always_allow(req.name)
 
 
 def credentials_hint(settings: Settings, model: str) -> str | None:

@@ -1,10 +1,14 @@
 """The approval modal: shows the command or diff a tool wants to run, and asks.
 
-Dismisses with "allow", "allow_session", "always" or "deny".
+Dismisses with "allow", "allow_session", "always" or "deny". For web_fetch the session and
+"always" choices name the host. The preview is plain text (never markup; escapes arrive made
+visible by the core, and their stand-ins are highlighted here). When the preview leaves
+something out, a line says how much and `f` opens the whole text in a scrollable view.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -12,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Static, TextArea
 
 CHOICES = (
     ("allow", "Allow once", "y"),
@@ -20,6 +24,10 @@ CHOICES = (
     ("always", "Always allow", "a"),
     ("deny", "Deny", "n"),
 )
+
+
+# The core's stand-ins for control and invisible characters (picobot_tui.core.visible).
+_STAND_IN_RE = re.compile("[\u2400-\u2421]|\u27e8U\\+[0-9A-F]{4,6}\u27e9")
 
 
 def diff_content(text: str) -> Content:
@@ -40,32 +48,119 @@ def diff_content(text: str) -> Content:
     return Content.assemble(*parts)
 
 
+def mark_stand_ins(content: Content) -> Content:
+    """Highlight the stand-ins of escapes and invisible characters, so they stand out."""
+    for m in _STAND_IN_RE.finditer(content.plain):
+        content = content.stylize("bold reverse $text-warning", m.start(), m.end())
+    return content
+
+
+def choices(host: str | None) -> tuple[tuple[str, str, str], ...]:
+    """(value, label, key) of the buttons; per host for web_fetch."""
+    if host is None:
+        return CHOICES
+    return (
+        ("allow", "Allow once", "y"),
+        ("allow_session", f"Allow {host} this session", "s"),
+        ("always", f"Always allow {host}", "a"),
+        ("deny", "Deny", "n"),
+    )
+
+
+class FullPreviewScreen(ModalScreen[None]):
+    """The whole preview text, read-only and scrollable (`f` in the approval modal)."""
+
+    DEFAULT_CSS = """
+    FullPreviewScreen { align: center middle; background: $background 60%; }
+    #approval-full-dialog {
+        width: 95%; height: 95%; border: thick $warning; background: $surface; padding: 0 1;
+    }
+    #approval-full-title { height: auto; margin-bottom: 1; }
+    #approval-full-text { height: 1fr; }
+    """
+    BINDINGS: ClassVar = [Binding("escape,f,q", "close", "Close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(classes="approval-full")
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="approval-full-dialog"):
+            yield Static(
+                Content.assemble(
+                    (self.title_text, "bold"), ("  (Esc or f to go back)", "$text-muted")
+                ),
+                id="approval-full-title",
+            )
+            yield TextArea(
+                self.text,
+                read_only=True,
+                soft_wrap=True,
+                show_line_numbers=True,
+                id="approval-full-text",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
 class ApprovalScreen(ModalScreen[str]):
     """Ask whether a tool call may run."""
+
+    DEFAULT_CSS = """
+    #approval-hidden { height: auto; margin-top: 1; }
+    """
 
     BINDINGS: ClassVar = [
         Binding("y", "choose('allow')", "Allow once"),
         Binding("s", "choose('allow_session')", "Allow for session"),
         Binding("a", "choose('always')", "Always allow"),
         Binding("n,escape", "choose('deny')", "Deny"),
+        Binding("f", "show_full", "Show everything"),
     ]
 
-    def __init__(self, call_id: str, name: str, arguments: dict[str, Any], preview: str) -> None:
+    def __init__(
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        preview: str,
+        *,
+        full: str | None = None,
+        hidden: str = "",
+        host: str | None = None,
+    ) -> None:
         super().__init__(classes="approval")
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
         self.preview = preview
+        self.full = full or preview
+        self.hidden = hidden
+        self.host = host
 
     def _preview_renderable(self) -> Content:
         text = self.preview or ""
         if self.tool_name == "exec":
             # The exec preview is "$ command\n(in <dir>, timeout N s)".
             command, _, detail = text.removeprefix("$ ").partition("\n")
-            return Content.assemble(
+            content = Content.assemble(
                 ("$ ", "bold $text-muted"), (command, "bold"), ("\n" + detail if detail else "")
             )
-        return diff_content(text)
+        else:
+            content = diff_content(text)
+        return mark_stand_ins(content)
+
+    def _what(self) -> str:
+        if self.host is not None:
+            return f"fetch from {self.host}"
+        if self.tool_name == "exec":
+            return "run this command"
+        return "make this change"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
@@ -75,17 +170,24 @@ class ApprovalScreen(ModalScreen[str]):
                     (self.tool_name, "bold $text-warning"),
                     ("?", "bold"),
                     ("  the agent wants to ", "$text-muted"),
-                    (
-                        "run this command" if self.tool_name == "exec" else "make this change",
-                        "$text-muted",
-                    ),
+                    (self._what(), "$text-muted"),
                 ),
                 id="approval-title",
             )
             with VerticalScroll(id="approval-preview"):
                 yield Static(self._preview_renderable(), id="approval-preview-body")
+            if self.hidden:
+                yield Static(
+                    Content.assemble(
+                        (f"… {self.hidden} not shown", "bold $text-warning"),
+                        ("  press ", "$text-muted"),
+                        ("f", "bold"),
+                        (" to see everything before you decide", "$text-muted"),
+                    ),
+                    id="approval-hidden",
+                )
             with Horizontal(id="approval-buttons"):
-                for value, label, key in CHOICES:
+                for value, label, key in choices(self.host):
                     variant = {"allow": "primary", "deny": "error"}.get(value, "default")
                     yield Button(Content(f"{label} [{key}]"), id=f"choice-{value}", variant=variant)
 
@@ -99,3 +201,7 @@ class ApprovalScreen(ModalScreen[str]):
 
     def action_choose(self, value: str) -> None:
         self.dismiss(value)
+
+    def action_show_full(self) -> None:
+        what = f"{self.tool_name}: everything it would do"
+        self.app.push_screen(FullPreviewScreen(what, self.full))
