@@ -1,9 +1,12 @@
-"""exec: exit codes, timeout, output cap, deny patterns, cancellation."""
+"""exec: exit codes, timeout, output cap, deny patterns, cancellation, and nothing it starts
+outliving the call (point 11 of issue 10), sandboxed (bwrap) and unsandboxed (the reaper)."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,16 @@ import pytest
 from picobot_tui.config import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
+from picobot_tui.core.tools.sandbox import sandbox_status
 from picobot_tui.core.tools.shell_guard import check_denied
+
+HAVE_BWRAP = sandbox_status(ExecConfig(sandbox="bwrap")).active
+NO_BWRAP = "bwrap (bubblewrap) is not installed or does not work here; CI installs it"
+MODES = [
+    "none",
+    pytest.param("bwrap", marks=pytest.mark.skipif(not HAVE_BWRAP, reason=NO_BWRAP)),
+]
+_marks = itertools.count(1)
 
 
 @pytest.fixture
@@ -78,14 +90,79 @@ async def test_no_output(ws):
     assert r.content == "exit code: 0\n(no output)"
 
 
-async def test_timeout_kills_the_process_group(ws):
-    cmd = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; echo started; wait"
-    r = await make(ws).execute("exec", {"command": cmd, "timeout": 0.5})
+def marker() -> str:
+    """A `sleep` duration no other process uses: found in /proc/*/cmdline, in any namespace."""
+    return f"{3000 + os.getpid() % 1000}.{next(_marks):04d}"
+
+
+def procs_with(mark: str) -> list[int]:
+    """Host pids of live processes whose command line holds `mark`."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if mark.encode() in argv and alive(int(name)):
+            out.append(int(name))
+    return out
+
+
+async def wait_no_procs(mark: str) -> list[int]:
+    """Wait (bounded) until no process carries `mark`; return the ones still there."""
+    for _ in range(200):
+        left = procs_with(mark)
+        if not left:
+            return []
+        await asyncio.sleep(0.025)
+    return procs_with(mark)
+
+
+async def wait_procs(mark: str) -> list[int]:
+    for _ in range(400):
+        if found := procs_with(mark):
+            return found
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"no process with {mark} ever appeared")
+
+
+# Ways a command leaves something behind: plain, its own session, nohup, a double fork.
+ESCAPES = {
+    "background": "sleep {m} &",
+    "setsid": "setsid sleep {m} > /dev/null 2>&1 &",
+    "setsid-f": "setsid -f sleep {m} > /dev/null 2>&1",
+    "nohup": "nohup sleep {m} > /dev/null 2>&1 &",
+    "double-fork": "(sleep {m} > /dev/null 2>&1 &)",
+    "daemon-keeps-pipe": "(setsid sleep {m} &) ; echo started",
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", list(ESCAPES), ids=list(ESCAPES))
+async def test_nothing_outlives_the_call(ws, mode, how):
+    m = marker()
+    reg = make(ws, exec=ExecConfig(sandbox=mode))
+    r = await reg.execute("exec", {"command": ESCAPES[how].format(m=m) + "\necho done"})
+    assert r.ok, r.content
+    assert "done" in r.content
+    assert await wait_no_procs(m) == []
+    if mode == "none":  # the reaper says so; in bwrap the kernel ends them silently
+        assert "background processes it left were killed" in r.content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_timeout_kills_everything_it_started(ws, mode):
+    m = marker()
+    cmd = f"setsid sleep {m} & sleep {m} & echo started; wait"
+    r = await make(ws, exec=ExecConfig(sandbox=mode)).execute(
+        "exec", {"command": cmd, "timeout": 0.5}
+    )
     assert not r.ok
-    assert "timed out after 0.5 s" in r.content
-    child, shell = int((ws / "child.pid").read_text()), int((ws / "shell.pid").read_text())
-    assert await wait_gone(shell)
-    assert await wait_gone(child)
+    assert "timed out after 0.5 s" in r.content and "started" in r.content
+    assert await wait_no_procs(m) == []
 
 
 async def test_timeout_from_config(ws):
@@ -94,11 +171,39 @@ async def test_timeout_from_config(ws):
     assert "timed out after 0.3 s" in r.content
 
 
-async def test_background_job_does_not_outlive_the_call(ws):
-    r = await make(ws).execute("exec", {"command": "sleep 30 & echo $! > bg.pid"})
-    assert r.ok
-    assert "background processes it left were killed" in r.content
-    assert await wait_gone(int((ws / "bg.pid").read_text()))
+@pytest.mark.parametrize("mode", MODES)
+async def test_cancellation_kills_everything_and_reraises(ws, mode):
+    m = marker()
+    reg = make(ws, exec=ExecConfig(sandbox=mode))
+    cmd = f"setsid sleep {m} & nohup sleep {m} > /dev/null 2>&1 & wait"
+    task = asyncio.create_task(reg.execute("exec", {"command": cmd}))
+    for _ in range(400):
+        if len(procs_with(m)) == 2:
+            break
+        await asyncio.sleep(0.025)
+    assert len(procs_with(m)) == 2
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await wait_no_procs(m) == []
+
+
+async def test_unsandboxed_shell_pids_are_real_and_reaped(ws):
+    """Unsandboxed, $$ and $! are host pids (no PID namespace): both gone after a timeout."""
+    cmd = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; echo started; wait"
+    reg = make(ws, exec=ExecConfig(sandbox="none"))
+    r = await reg.execute("exec", {"command": cmd, "timeout": 0.5})
+    assert "timed out" in r.content
+    child, shell = int((ws / "child.pid").read_text()), int((ws / "shell.pid").read_text())
+    assert await wait_gone(shell)
+    assert await wait_gone(child)
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="util-linux setsid is missing")
+async def test_exit_code_of_the_shell_is_reported_through_the_reaper(ws):
+    reg = make(ws, exec=ExecConfig(sandbox="none"))
+    r = await reg.execute("exec", {"command": "setsid sleep 30 & exit 7"})
+    assert r.content.splitlines()[0].startswith("exit code: 7")
 
 
 async def test_output_cap_keeps_head_and_tail(ws):
@@ -134,20 +239,6 @@ async def test_binary_output_is_decoded_safely(ws):
     r = await make(ws).execute("exec", {"command": r"printf '\377\376abc\000'"})
     assert r.ok
     assert "abc" in r.content and "\x00" not in r.content
-
-
-async def test_cancellation_kills_the_process_group_and_reraises(ws):
-    reg = make(ws)
-    cmd = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait"
-    task = asyncio.create_task(reg.execute("exec", {"command": cmd}))
-    shell = int(await wait_for_file(ws / "shell.pid"))
-    child = int(await wait_for_file(ws / "child.pid"))
-    assert alive(shell) and alive(child)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert await wait_gone(shell)
-    assert await wait_gone(child)
 
 
 def test_preview_shows_the_command(ws):

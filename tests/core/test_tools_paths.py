@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.config import ToolsConfig
+from picobot_tui.config import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
 from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
 from picobot_tui.core.tools.registry import default_registry
@@ -284,7 +284,10 @@ async def test_restrict_off_allows_writing_outside(layout):
 
 @pytest.mark.parametrize("name", ["dotdot", "env-home", "symlink-file", "abs-sibling-prefix"])
 async def test_restrict_off_exec_can_leave(layout, name):
-    reg = make_registry(layout["ws"], restrict=False)
+    # Unsandboxed: the sandbox hides these paths whatever the guard says
+    # (tests/reliability/test_sandbox.py).
+    tools = ToolsConfig(restrict_to_workspace=False, exec=ExecConfig(sandbox="none"))
+    reg = default_registry(ToolContext(layout["ws"], tools))
     result = await reg.execute("exec", {"command": _path(ESCAPE_COMMANDS[name], layout)})
     assert result.ok, result.content
     assert SECRET in result.content

@@ -1,16 +1,45 @@
-"""Whether `exec` runs inside bubblewrap, and why (or why not).
+"""exec's sandbox: bubblewrap (`bwrap`), and whether exec runs inside it.
 
 `sandbox_status(exec_config)` is the one public question: front ends (the status bar,
 `picobot doctor`) and exec itself ask it. Whether bwrap works is probed once per process and
-bwrap path (running `bwrap` with the namespaces exec uses), then cached.
+bwrap path (running `bwrap` with the same namespaces and flags exec uses), then cached.
+
+The policy (`bwrap_argv`), for `tools.exec.sandbox` "auto" (when bwrap works) or "bwrap":
+
+- `/` read-only; the workspace (its resolved path) read-write, at the same path;
+- hidden behind an empty tmpfs: `/tmp` (a fresh one), `/home`, `/root`, `$HOME`,
+  `$PICOBOT_HOME` (`~/.picobot`: config, keys, sessions), `/run/user/*` (session sockets:
+  ssh-agent, gpg-agent, D-Bus); the Docker/Podman sockets are covered with /dev/null. When the
+  workspace is inside a hidden directory it is bound again afterwards, and hidden directories
+  inside the workspace are hidden again after that;
+- a new `/dev` (null, zero, random, tty, ...) and `/proc` of its own PID namespace;
+- new PID, IPC, UTS and cgroup namespaces, a new session (no TIOCSTI into the terminal),
+  `--die-with-parent`, and (as root) every capability dropped: when the shell exits, the
+  namespace's init exits and the kernel kills everything left, `setsid`/`nohup`/double forks
+  included; when picobot dies, bwrap dies with it;
+- no network (`--unshare-net`: only a loopback of its own) unless `tools.exec.network`;
+- the environment is exec's (see exec_env.py), passed as bwrap's own environment rather than
+  `--setenv` arguments, so no value shows in `ps`.
+
+What it stops: reading the user's files, keys and picobot's config/sessions; writing anywhere
+but the workspace (and its private /tmp); reaching the network, including servers on the
+host's 127.0.0.1; processes that outlive the call; signalling or ptracing host processes.
+What it does not stop: anything done to the workspace itself (deleting it, planting a
+Makefile or a git hook that runs later outside the sandbox); reading world-readable system
+files (/etc, /usr, /opt, /var, /srv, /mnt are visible read-only, so are other users' files
+outside /home); with `network: true`, any network use; CPU, memory and disk exhaustion (no
+limits are set); sockets under /run other than those above; kernel exploits.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -41,21 +70,24 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def _namespace_flags(network: bool) -> list[str]:
+    flags = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not network:
+        flags.append("--unshare-net")
+    flags += ["--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:
+        # As root bwrap keeps every capability unless told otherwise: CAP_SYS_ADMIN could
+        # simply unmount the tmpfs over $HOME. (Unprivileged bwrap keeps none already.)
+        flags += ["--cap-drop", "ALL"]
+    return flags
+
+
 @lru_cache(maxsize=8)
-def probe_bwrap(path: str) -> str | None:
-    """Run bwrap once with the namespaces exec needs; None when it works, else why not."""
+def probe_bwrap(path: str, network: bool = False) -> str | None:
+    """Run bwrap once with the flags exec uses; None when it works, else why not."""
     argv = [
-        path,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        "--unshare-pid",
-        "--unshare-net",
-        "--die-with-parent",
-        "--clearenv",
-        "--",
-        "true",
+        path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        *_namespace_flags(network), "--", "true",
     ]  # fmt: skip
     try:
         done = subprocess.run(
@@ -64,6 +96,7 @@ def probe_bwrap(path: str) -> str | None:
             capture_output=True,
             timeout=_PROBE_TIMEOUT,
             check=False,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         )
     except (OSError, subprocess.SubprocessError) as e:
         return f"bwrap ({path}) cannot be run: {e}"
@@ -72,6 +105,65 @@ def probe_bwrap(path: str) -> str | None:
         detail = err[-1] if err else f"exit code {done.returncode}"
         return f"bwrap ({path}) does not work here: {detail}"
     return None
+
+
+def _real(path: str | os.PathLike[str]) -> Path | None:
+    try:
+        p = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return None
+    return p if p.is_dir() else None
+
+
+def hidden_dirs(environ: Iterable[tuple[str, str]] | None = None) -> list[Path]:
+    """Directories the sandbox covers with an empty tmpfs (resolved, existing, no nesting)."""
+    env = dict(os.environ if environ is None else environ)
+    candidates: list[str] = ["/home", "/root", "/run/user"]
+    if env.get("HOME"):
+        candidates.append(env["HOME"])
+    candidates.append(env.get("PICOBOT_HOME") or os.path.expanduser("~/.picobot"))
+    found = sorted(
+        {p for c in candidates if (p := _real(c)) is not None}, key=lambda p: len(p.parts)
+    )
+    out: list[Path] = []
+    for p in found:
+        if p in (Path("/"), Path("/tmp")):
+            continue  # / is never hidden; /tmp is a fresh tmpfs anyway
+        if not any(p.is_relative_to(q) for q in out):
+            out.append(p)
+    return out
+
+
+_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock")
+
+
+def bwrap_argv(
+    bwrap: str,
+    workspace: Path,
+    *,
+    network: bool,
+    hidden: Iterable[Path] | None = None,
+) -> list[str]:
+    """The bwrap command line that runs a command under the policy of the module docstring.
+
+    The caller appends the command (`/bin/sh -c CMD`) and passes exec's environment."""
+    ws = Path(os.path.realpath(workspace))
+    hide = list(hidden_dirs() if hidden is None else hidden)
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for d in hide:
+        if not d.is_relative_to("/tmp"):  # the fresh /tmp hides those already
+            argv += ["--tmpfs", str(d)]
+    for sock in _SOCKETS:
+        if os.path.exists(sock):
+            argv += ["--ro-bind", "/dev/null", sock]
+    argv += ["--bind", str(ws), str(ws)]
+    # A hidden directory inside the workspace (a workspace of $HOME holds ~/.picobot) stays
+    # hidden: mounts made later cover earlier ones.
+    for d in hide:
+        if d != ws and d.is_relative_to(ws):
+            argv += ["--tmpfs", str(d)]
+    argv += [*_namespace_flags(network), "--chdir", str(ws), "--"]
+    return argv
 
 
 def sandbox_status(exec_config: ExecConfig) -> SandboxStatus:
@@ -83,7 +175,7 @@ def sandbox_status(exec_config: ExecConfig) -> SandboxStatus:
     if path is None:
         why = "bwrap (bubblewrap) is not installed"
     else:
-        why = probe_bwrap(path) or ""
+        why = probe_bwrap(path, exec_config.network) or ""
         if not why:
             net = "with network" if exec_config.network else "no network"
             return SandboxStatus(mode, True, f"exec runs under bwrap ({path}, {net})", path)

@@ -1,38 +1,53 @@
 """exec: run a shell command in the workspace.
 
-exec is NOT a sandbox. The command runs as the user, with the user's environment and network,
-through `/bin/sh`. What guards it:
+What guards it, outermost first:
 
 - approval: it is a mutating tool, so it runs only after the user agrees (tools.approval);
-- deny patterns for destructive commands, and the best-effort workspace guard (see
-  shell_guard.py for exactly what they catch and what they cannot);
-- the working directory is always the workspace;
-- a timeout (tools.exec.timeout, or the call's `timeout`): the whole process group is killed;
-- cancellation (Esc / Ctrl+C) kills the process group too;
-- stdin is /dev/null, so nothing waits for input;
-- output is capped (head + tail) and, in the registry, stripped of terminal escapes and
-  scrubbed of known secrets before anyone sees it.
+- deny patterns for destructive commands, and the workspace guard, which judges the words
+  the shell will see (shell_guard.py: what they catch and what they cannot);
+- the sandbox (sandbox.py): under `tools.exec.sandbox` "auto" (when bwrap works) or "bwrap",
+  the command runs in bubblewrap: the workspace read-write, the system read-only, $HOME and
+  ~/.picobot hidden, no network, its own PID namespace. "bwrap" refuses to run without it;
+  "auto" falls back to running unsandboxed (logged once, and said in every preview);
+- its environment (exec_env.py): credentials stripped unless `tools.exec.env` says otherwise;
+- the working directory is always the workspace; stdin is /dev/null;
+- a timeout (tools.exec.timeout, or the call's `timeout`), and cancellation (Esc / Ctrl+C);
+- output is masked of known secrets, then capped (head + tail, output_capture.py), and in
+  the registry stripped of terminal escapes and scrubbed again before anyone sees it.
 
-Background jobs (`cmd &`) do not outlive the call: after the shell exits, whatever is left in
-its process group is killed once the output has drained (or after a short grace period).
+Nothing the command starts outlives the call, when it ends, times out or is cancelled,
+`setsid`, `nohup` and double forks included: under bwrap the PID namespace ends with the
+shell (the kernel kills the rest); unsandboxed, the shell runs under a child-subreaper helper
+(reaper.py) that kills every descendant when the shell exits or picobot stops it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
+import logging
 import os
 import signal
+import sys
+from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
+from picobot_tui.core.tools.exec_env import exec_env
+from picobot_tui.core.tools.output_capture import OutputCapture
 from picobot_tui.core.tools.paths import workspace_root
+from picobot_tui.core.tools.sandbox import SandboxStatus, bwrap_argv, sandbox_status
 from picobot_tui.core.tools.shell_guard import check_confined, check_denied
 
+log = logging.getLogger("picobot.exec")
+
 MAX_TIMEOUT = 600.0
-_DRAIN_GRACE = 1.0  # seconds to wait for output after the shell itself has exited
+_DRAIN_GRACE = 1.0  # seconds to wait for output once everything the command started is gone
+_STOP_GRACE = 2.0  # seconds the reaper gets to kill what is left before SIGKILL of the group
 _CHUNK = 65536
+_REAPER = str(Path(__file__).with_name("reaper.py"))
+_warned_unsandboxed = False
 
 
 class ExecTool(Tool):
@@ -61,7 +76,14 @@ class ExecTool(Tool):
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         timeout = _timeout(args, ctx)
-        return f"$ {args['command']}\n(in {workspace_root(ctx)}, timeout {timeout:g} s)"
+        status = sandbox_status(ctx.config.exec)
+        if status.active:
+            box = "sandboxed" + (", with network" if ctx.config.exec.network else ", no network")
+        elif status.mode == "bwrap":
+            box = "refused: bwrap is not available"
+        else:
+            box = "unsandboxed"
+        return f"$ {args['command']}\n(in {workspace_root(ctx)}, timeout {timeout:g} s, {box})"
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command: str = args["command"]
@@ -70,49 +92,42 @@ class ExecTool(Tool):
         if not command.strip():
             raise ToolError("command is empty")
         workspace = workspace_root(ctx)
+        status = sandbox_status(ctx.config.exec)
+        if status.mode == "bwrap" and not status.active:
+            raise ToolError(f'command refused: tools.exec.sandbox is "bwrap" but {status.reason}')
+        env = exec_env(ctx.config.exec.env, os.environ, ctx.secrets, str(workspace))
         check_denied(command, ctx.config.exec.deny_patterns)
         if ctx.config.restrict_to_workspace:
-            check_confined(command, workspace)
+            check_confined(command, workspace, env)
         workspace.mkdir(parents=True, exist_ok=True)
         timeout = _timeout(args, ctx)
         # Keep exec's cut inside the registry's, so the tail (often the error) survives.
         limit = min(
             ctx.config.exec.max_output_chars, max(100, ctx.config.tool_result_max_chars - 200)
         )
-        return await run_command(command, workspace, timeout, limit)
+        sandbox = _sandbox_prefix(status, workspace, ctx.config.exec.network, env)
+        return await run_command(
+            command, workspace, timeout, limit, env=env, sandbox=sandbox, scrub=ctx.scrub
+        )
+
+
+def _sandbox_prefix(
+    status: SandboxStatus, workspace: Path, network: bool, env: dict[str, str]
+) -> list[str] | None:
+    global _warned_unsandboxed
+    if not status.active or status.bwrap is None:
+        if not _warned_unsandboxed and status.mode == "auto":
+            _warned_unsandboxed = True
+            log.warning("exec runs unsandboxed: %s", status.reason)
+        return None
+    if "TMPDIR" in env:
+        env["TMPDIR"] = "/tmp"  # the sandbox's own /tmp; the host's TMPDIR is hidden
+    return bwrap_argv(status.bwrap, workspace, network=network)
 
 
 def _timeout(args: dict[str, Any], ctx: ToolContext) -> float:
     value = args.get("timeout")
     return float(value) if value is not None else float(ctx.config.exec.timeout)
-
-
-class _Capture:
-    """Keeps the head and the tail of a stream of text, and counts what falls between."""
-
-    def __init__(self, limit: int) -> None:
-        self.head_max = limit // 2
-        self.tail_max = limit - self.head_max
-        self.head = ""
-        self.tail = ""
-        self.total = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(self, data: bytes, final: bool = False) -> None:
-        text = self._decoder.decode(data, final)
-        self.total += len(text)
-        room = self.head_max - len(self.head)
-        if room > 0:
-            self.head += text[:room]
-            text = text[room:]
-        if text:
-            self.tail = (self.tail + text)[-self.tail_max :] if self.tail_max else ""
-
-    def text(self) -> str:
-        cut = self.total - len(self.head) - len(self.tail)
-        if cut <= 0:
-            return self.head + self.tail
-        return f"{self.head}\n… [{cut} chars of output cut; {self.total} in all] …\n{self.tail}"
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -121,11 +136,8 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
-    """Return once the shell has exited, even if something it started still holds its output.
-
-    `Process.wait()` alone also waits for the pipes to close (Python 3.11), which a
-    background job (`cmd &`) can keep open indefinitely, so the exit status is polled too.
-    """
+    """Return once the process has exited, even if something it started still holds its
+    output: `Process.wait()` alone also waits for the pipes to close (Python 3.11)."""
     waiter = asyncio.ensure_future(proc.wait())
     try:
         while not waiter.done() and proc.returncode is None:
@@ -134,71 +146,122 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         waiter.cancel()
 
 
-async def _pump(stream: asyncio.StreamReader, cap: _Capture) -> None:
+async def _stop(proc: asyncio.subprocess.Process, reaper: bool) -> None:
+    """End the command and everything it started (see the module docstring)."""
+    if reaper and proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)  # the reaper kills every descendant, then exits
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_exited(proc), _STOP_GRACE)
+    _kill_group(proc)  # bwrap (its init dies with it: --die-with-parent), or a stuck reaper
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    await _exited(proc)
+
+
+async def _pump(stream: asyncio.StreamReader, cap: OutputCapture) -> None:
     while chunk := await stream.read(_CHUNK):
         cap.feed(chunk)
     cap.feed(b"", final=True)
 
 
-async def run_command(
-    command: str, cwd: os.PathLike[str] | str, timeout: float, limit: int
-) -> ToolResult:
-    """Run `command` with /bin/sh in its own process group; see the module docstring."""
-    env = dict(os.environ, PWD=str(cwd))
-    env.pop("OLDPWD", None)
+def _read_status(fd: int) -> tuple[int | None, int]:
+    """The reaper's `<exit code> <killed>` line (None when it never wrote one)."""
+    data = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 4096):
+            data += chunk
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command,
+        code, killed = data.split()
+        return int(code), int(killed)
+    except ValueError:
+        return None, 0
+
+
+async def run_command(
+    command: str,
+    cwd: os.PathLike[str] | str,
+    timeout: float,
+    limit: int,
+    *,
+    env: dict[str, str] | None = None,
+    sandbox: list[str] | None = None,
+    scrub: Scrubber | None = None,
+) -> ToolResult:
+    """Run `command` with /bin/sh under bwrap (`sandbox`: its argv up to `--`) or under the
+    reaper; see the module docstring."""
+    if env is None:
+        env = dict(os.environ, PWD=str(cwd))
+        env.pop("OLDPWD", None)
+    shell = ["/bin/sh", "-c", command]
+    status_r = status_w = -1
+    if sandbox is not None:
+        argv, fds = [*sandbox, *shell], ()
+    else:
+        status_r, status_w = os.pipe()
+        argv = [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(status_w), "--", *shell]
+        fds = (status_w,)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so the group can be killed
+            start_new_session=True,  # its own process group and session, away from the tty
+            pass_fds=fds,
         )
     except OSError as e:
+        if status_r >= 0:
+            os.close(status_r)
         raise ToolError(f"cannot start the shell: {e}") from None
+    finally:
+        if status_w >= 0:
+            os.close(status_w)
     assert proc.stdout is not None
-    cap = _Capture(limit)
+    cap = OutputCapture(limit, scrub)  # masks known secrets before it cuts
     reader = asyncio.create_task(_pump(proc.stdout, cap))
-    timed_out = lingering = False
+    timed_out = False
     try:
         try:
             await asyncio.wait_for(_exited(proc), timeout)
         except TimeoutError:
             timed_out = True
-            _kill_group(proc)
-            await _exited(proc)
+            await _stop(proc, sandbox is None)
+        # Everything the command started is gone by now, so the pipe is closing.
         done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE)
-        if not done:  # background jobs still hold the pipe: end them
-            lingering = True
+        if not done:  # something escaped and kept the pipe: end the group and stop reading
             _kill_group(proc)
-            done, _ = await asyncio.wait({reader}, timeout=_DRAIN_GRACE)
-            if not done:  # something left the group (setsid) and kept the pipe
-                reader.cancel()
+            reader.cancel()
     except asyncio.CancelledError:
-        _kill_group(proc)
         reader.cancel()
         with contextlib.suppress(BaseException):
-            await asyncio.wait_for(_exited(proc), 2)
+            await asyncio.shield(_stop(proc, sandbox is None))
         raise
     finally:
         if not reader.done():
             reader.cancel()
-    _kill_group(proc)  # nothing of this call outlives it
+        _kill_group(proc)  # nothing of this call outlives it
+    code = proc.returncode
+    killed = 0
+    if status_r >= 0:
+        reported, killed = _read_status(status_r)
+        os.close(status_r)
+        if reported is not None:
+            code = reported
     output = cap.text().rstrip("\n")
     if timed_out:
         raise ToolError(
-            f"command timed out after {timeout:g} s and was killed (with its process group)."
+            f"command timed out after {timeout:g} s and was killed (with everything it started)."
             + (f"\nOutput before the timeout:\n{output}" if output else "")
         )
-    code = proc.returncode
     assert code is not None
     status = f"exit code: {code}"
     if code < 0:
         with contextlib.suppress(ValueError):
             status += f" (killed by {signal.Signals(-code).name})"
-    if lingering:
+    if killed:
         status += " (background processes it left were killed)"
     body = output if output else "(no output)"
     return ToolResult(
