@@ -63,5 +63,6 @@ def build_runtime(
         tracer=tracer,
         confirm=confirm,
         model_name=model_name,
+        scrub=scrub,
     )
     return Runtime(settings, store, loop, client, tracer, tools, scrub)

@@ -16,6 +16,7 @@ from picobot_tui.core.events import (
     ErrorEvent,
     Event,
     HistoryCompressed,
+    Notice,
     Retrying,
     StuckDetected,
     TextDelta,
@@ -135,6 +136,8 @@ class EventRouter:
                 self.timeline.add_note("stuck", "stuck", event.name)
             case ErrorEvent():
                 await conv.add_notice("error", event.message, event.hint)
+            case Notice():
+                await conv.add_notice("stuck", event.message)  # the ⚠ notice
             case TurnFinished():
                 await self.finish_turn(event.outcome)
 

@@ -1,16 +1,29 @@
-"""The system prompt: identity, time, workspace, templates, KB notes, TODO list and skills."""
+"""The system prompt: identity, time, workspace, templates, KB notes, TODO list and skills.
+
+Every workspace file is read through `ConfinedReader` (context_files.py): confined to the
+workspace, never blocking, scrubbed, capped. A file left out is logged once and reported
+once per session as a `Notice` event (the loop yields `notices(session_key)`).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from picobot_tui.core.context_files import ConfinedReader
+from picobot_tui.core.events import Notice
+from picobot_tui.core.secrets import Scrubber
+
+log = logging.getLogger("picobot.context")
+
 TEMPLATE_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 KB_MAX_CHARS = 12_000
 TEMPLATE_MAX_CHARS = 8_000
 TODO_MAX_CHARS = 4_000
+SKILL_MAX_CHARS = 50_000
 
 IDENTITY = (
     "You are picobot, a capable assistant working in the user's terminal. You can read and "
@@ -47,23 +60,17 @@ def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
     return {}, text
 
 
-def _read(path: Path, limit: int) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    if len(text) > limit:
-        return text[:limit] + f"\n… [truncated: {len(text) - limit} more chars; read {path}]"
-    return text
-
-
-def load_skills(workspace: Path) -> list[Skill]:
-    skills = []
+def load_skills(workspace: Path, reader: ConfinedReader | None = None) -> list[Skill]:
+    reader = reader or ConfinedReader(workspace, Scrubber())
+    skills: list[Skill] = []
     root = workspace / "skills"
-    if not root.is_dir():
+    if reader.inside(root) is None or not root.is_dir():
         return skills
     for skill_md in sorted(root.glob("*/SKILL.md")):
-        meta, body = parse_frontmatter(_read(skill_md, 50_000))
+        read = reader.read(skill_md, SKILL_MAX_CHARS)
+        if read is None:
+            continue
+        meta, body = parse_frontmatter(read[0])
         skills.append(
             Skill(
                 name=meta.get("name") or skill_md.parent.name,
@@ -85,12 +92,41 @@ class ContextBuilder:
         *,
         tool_names: list[str] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now().astimezone(),
+        scrub: Scrubber | None = None,
     ) -> None:
         self.workspace = workspace
         self.tool_names = tool_names or []
         self.now = now
+        self.scrub = scrub if scrub is not None else Scrubber()
+        self.skipped: dict[str, str] = {}
+        """What the last build left out: workspace-relative name -> why."""
+        self._logged: set[tuple[str, str]] = set()
+        self._noticed: dict[str, set[tuple[str, str]]] = {}
+
+    def notices(self, session_key: str) -> list[Notice]:
+        """A Notice for each file the last build left out, once per file per session."""
+        seen = self._noticed.setdefault(session_key, set())
+        out = []
+        for name, why in self.skipped.items():
+            if (name, why) not in seen:
+                seen.add((name, why))
+                out.append(
+                    Notice("context", f"{name} was left out of the system prompt: it {why}.")
+                )
+        return out
 
     def build(self) -> str:
+        reader = ConfinedReader(self.workspace, self.scrub)
+        try:
+            return self._build(reader)
+        finally:
+            self.skipped = reader.skipped
+            for name, why in reader.skipped.items():
+                if (name, why) not in self._logged:
+                    self._logged.add((name, why))
+                    log.warning("%s left out of the system prompt: it %s", name, why)
+
+    def _build(self, reader: ConfinedReader) -> str:
         ws = self.workspace
         parts = [f"# Identity\n{IDENTITY}"]
         parts.append(f"# Time\n{self.now().strftime('%Y-%m-%d %H:%M %Z (%A)')}")
@@ -99,46 +135,45 @@ class ContextBuilder:
             ws_text += f"\nTools: {', '.join(self.tool_names)}."
         parts.append(ws_text)
         for name in TEMPLATE_FILES:
-            path = ws / name
-            if path.is_file():
-                parts.append(f"# {name}\n{_read(path, TEMPLATE_MAX_CHARS).strip()}")
-        kb = self._kb()
+            read = reader.read(ws / name, TEMPLATE_MAX_CHARS)
+            if read is not None:
+                parts.append(f"# {name}\n{read[0].strip()}")
+        kb = self._kb(reader)
         if kb:
             parts.append(kb)
-        todo = ws / "TODO.md"
-        if todo.is_file():
+        todo = reader.read(ws / "TODO.md", TODO_MAX_CHARS)
+        if todo is not None:
             parts.append(
-                "# TODO\nYour checklist (update it with the `todo` tool):\n"
-                + _read(todo, TODO_MAX_CHARS).strip()
+                "# TODO\nYour checklist (update it with the `todo` tool):\n" + todo[0].strip()
             )
-        skills = self._skills()
+        skills = self._skills(reader)
         if skills:
             parts.append(skills)
         return "\n\n".join(parts)
 
-    def _kb(self) -> str:
-        root = self.workspace / "kb"
-        if not root.is_dir():
-            return ""
-        notes = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in {".md", ".txt"})
-        if not notes:
-            return ""
+    def _kb(self, reader: ConfinedReader) -> str:
+        notes = reader.notes(self.workspace / "kb", {".md", ".txt"})
         included, listed, used = [], [], 0
         for note in notes:
-            text = _read(note, KB_MAX_CHARS)
+            read = reader.read(note, KB_MAX_CHARS)
+            if read is None:
+                continue
+            text, size = read
             rel = note.relative_to(self.workspace)
             if used + len(text) <= KB_MAX_CHARS:
                 included.append(f"## {rel}\n{text.strip()}")
                 used += len(text)
             else:
-                listed.append(f"- {rel} ({note.stat().st_size} bytes)")
+                listed.append(f"- {rel} ({size} bytes)")
+        if not included and not listed:
+            return ""
         out = "# Knowledge base\n" + "\n\n".join(included)
         if listed:
             out += "\n\nMore notes (read them with read_file when relevant):\n" + "\n".join(listed)
         return out
 
-    def _skills(self) -> str:
-        skills = load_skills(self.workspace)
+    def _skills(self, reader: ConfinedReader) -> str:
+        skills = load_skills(self.workspace, reader)
         if not skills:
             return ""
         always = [s for s in skills if s.always]

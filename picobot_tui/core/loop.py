@@ -44,6 +44,8 @@ from picobot_tui.core.model import (
     ToolCallChunk,
     UsageChunk,
 )
+from picobot_tui.core.secret_guard import REFUSED, DeltaMasker, mask_arguments
+from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import Session, SessionStore
 from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
 from picobot_tui.core.tools.base import ToolError, ToolResult
@@ -82,6 +84,7 @@ class AgentLoop:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         context: ContextBuilder | None = None,
         model_name: str | None = None,
+        scrub: Scrubber | None = None,
     ) -> None:
         self.settings = settings
         self.defaults = settings.agents.defaults
@@ -92,8 +95,10 @@ class AgentLoop:
         self.confirm = confirm
         self.sleep = sleep
         self.model_name = model_name or self.defaults.model
+        # Masks secrets in what the loop records and shows (history, tool-call events).
+        self.scrub = scrub or Scrubber(settings.secrets())
         self.context = context or ContextBuilder(
-            settings.workspace_path, tool_names=tools.names() if tools else []
+            settings.workspace_path, tool_names=tools.names() if tools else [], scrub=self.scrub
         )
         self._states: dict[str, SessionState] = {}
 
@@ -163,6 +168,8 @@ class AgentLoop:
 
     # -- the turn ----------------------------------------------------------------------
     def _record(self, session: Session, state: SessionState, message: dict[str, Any]) -> None:
+        # Masked here, not only in the file: the history is sent to the provider again.
+        message = self.scrub.scrub_obj(message)  # type: ignore[assignment]
         session.append(message)
         state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
 
@@ -255,6 +262,8 @@ class AgentLoop:
     ) -> AsyncIterator[Event]:
         d = self.defaults
         system = self.context.build()
+        for notice in self.context.notices(session.key):  # files left out of the prompt
+            yield notice
         fixed = state.fixed_tokens = self._fixed_tokens(system)
         compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
         last_call: str | None = None
@@ -356,6 +365,7 @@ class AgentLoop:
             turn.text.clear()
             acc = ToolCallAccumulator()
             ids: dict[str, str] = {}  # provider id -> the id this session uses
+            maskers: dict[str, tuple[str, DeltaMasker]] = {}  # secrets out of the deltas
             usage: UsageChunk | None = None
             turn.llm_calls += 1
             try:
@@ -370,7 +380,11 @@ class AgentLoop:
                             if live[0] not in ids:
                                 taken = state.call_ids | set(ids.values())
                                 ids[live[0]] = fresh_id(live[0], taken)
-                            yield ToolCallArgsDelta(ids[live[0]], live[1], live[2])
+                            cid = ids[live[0]]
+                            masker = maskers.setdefault(cid, (live[1], DeltaMasker(self.scrub)))
+                            delta = masker[1].feed(live[2])
+                            if delta:
+                                yield ToolCallArgsDelta(cid, live[1], delta)
                     elif isinstance(chunk, UsageChunk):
                         usage = chunk
                 break
@@ -394,9 +408,16 @@ class AgentLoop:
                     message = f"{e.message} (gave up after {failures} failed attempts)"
                 yield ErrorEvent(message, e.kind, e.hint)
                 return
+        for cid, (name, masker) in maskers.items():
+            if rest := masker.flush():
+                yield ToolCallArgsDelta(cid, name, rest)
         for call in acc.calls():
             call["id"] = ids.get(call["id"]) or fresh_id(call["id"], state.call_ids)
             state.call_ids.add(call["id"])
+            fn = call["function"]
+            fn["arguments"], leaked = mask_arguments(self.scrub, fn.get("arguments") or "")
+            if leaked:
+                turn.secret_calls.add(call["id"])
             calls.append(call)
         self._account(messages, state, turn, usage)
         yield UsageUpdated(
@@ -456,6 +477,9 @@ class AgentLoop:
             iteration,
             self.defaults.max_tool_iterations,
         )
+        if call_id in turn.secret_calls:  # refused before approval: nothing to say yes to
+            log.warning("tool %s (%s) refused: its arguments carry a secret", name, call_id)
+            args, result = None, ToolResult(False, REFUSED.format(name=name), "denied")
         if args is not None and self.tools is not None:
             decision = "allow"
             if self.tools.needs_approval(name, args):

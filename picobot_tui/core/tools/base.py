@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from picobot_tui.config import ToolsConfig
+from picobot_tui.core.secrets import Scrubber
 
 ToolStatus = Literal["ok", "error", "denied", "cancelled"]
 
@@ -22,6 +23,9 @@ class ToolContext:
 
     workspace: Path
     config: ToolsConfig
+    scrub: Scrubber | None = None
+    """Known secrets, for tools that cut their output: they mask before they cut, so a key
+    straddling the cut is not kept in pieces (the registry sets it from its own)."""
     secrets: tuple[str, ...] = ()
     """The config's secret values (API keys, extraHeaders): exec keeps them out of its env."""
 

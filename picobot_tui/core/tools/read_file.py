@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,18 @@ class ReadFileTool(Tool):
         # Stay inside the result cap so the "read more" offset we give is the right one.
         budget = max(200, ctx.config.tool_result_max_chars - 200)
         return await asyncio.to_thread(
-            _read_window, path, display_path(path, ctx), offset, limit, budget
+            _read_window, path, display_path(path, ctx), offset, limit, budget, ctx.scrub
         )
 
 
-def _read_window(path: Path, shown: str, offset: int, limit: int, budget: int) -> str:
+def _read_window(
+    path: Path,
+    shown: str,
+    offset: int,
+    limit: int,
+    budget: int,
+    scrub: Callable[[str], str] | None = None,
+) -> str:
     if not path.exists():
         raise ToolError(f"file not found: {shown}")
     if path.is_dir():
@@ -87,6 +95,8 @@ def _read_window(path: Path, shown: str, offset: int, limit: int, budget: int) -
             line = raw.decode("utf-8", errors="replace")
             if "\ufffd" in line and b"\xef\xbf\xbd" not in raw:
                 undecodable = True
+            if scrub is not None:  # mask before the long-line cut: no key kept in pieces
+                line = scrub(line)
             body = line.rstrip("\r\n")
             if len(body) > MAX_LINE_CHARS:
                 line = f"{body[:MAX_LINE_CHARS]}… [line {total} cut: {len(body)} chars]\n"

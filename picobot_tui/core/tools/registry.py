@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
 from picobot_tui.core.tools.text import sanitize, truncate
 from picobot_tui.core.visible import Preview, cap_text, visible
@@ -102,6 +103,8 @@ class ToolRegistry:
     ) -> None:
         self.ctx = ctx
         self.scrub = scrub
+        if ctx.scrub is None and isinstance(scrub, Scrubber):
+            ctx.scrub = scrub
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:

@@ -84,7 +84,7 @@ class WebFetchTool(Tool):
         try:
             async with asyncio.timeout(web.timeout):
                 return await _fetch(
-                    args["url"], max_chars, web.allow_private, web.timeout, may_follow
+                    args["url"], max_chars, web.allow_private, web.timeout, may_follow, ctx.scrub
                 )
         except TimeoutError:
             raise ToolError(f"fetching {args['url']} timed out after {web.timeout:g} s") from None
@@ -209,6 +209,7 @@ async def _fetch(
     allow_private: bool,
     timeout: float,
     may_follow: Callable[[str], bool] = lambda host: True,
+    scrub: Callable[[str], str] | None = None,
 ) -> str:
     check_url(url)  # refuse bad schemes before loading httpx
     import httpx
@@ -250,7 +251,7 @@ async def _fetch(
                         current = urljoin(current, location)
                         continue
                     body, complete = await _read_capped(resp)
-                    return _render(current, resp, body, complete, max_chars, hop)
+                    return _render(current, resp, body, complete, max_chars, hop, scrub)
             except httpx.HTTPError as e:
                 raise ToolError(f"fetching {current} failed: {type(e).__name__}: {e}") from None
         raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}); last was to {current}")
@@ -267,7 +268,15 @@ async def _read_capped(resp: Any) -> tuple[bytes, bool]:
     return b"".join(chunks), True
 
 
-def _render(url: str, resp: Any, body: bytes, complete: bool, max_chars: int, hops: int) -> str:
+def _render(
+    url: str,
+    resp: Any,
+    body: bytes,
+    complete: bool,
+    max_chars: int,
+    hops: int,
+    scrub: Callable[[str], str] | None = None,
+) -> str:
     ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
     textual = (
         not ctype
@@ -283,6 +292,11 @@ def _render(url: str, resp: Any, body: bytes, complete: bool, max_chars: int, ho
         not ctype and "<html" in text[:1000].lower()
     ):
         text = html_to_text(text)
+    if scrub is not None:  # mask before the max_chars cut: no key kept in pieces
+        margin = getattr(scrub, "longest", 0)
+        if not complete and margin:  # the byte cap cut it too: drop what may be a key's start
+            text = text[:-margin]
+        text = scrub(text)
     total = len(text)
     if total > max_chars:
         text = f"{text[:max_chars]}\n… [cut at {max_chars} of {total} chars; pass max_chars to get more]"
