@@ -187,18 +187,20 @@ async def test_web_fetch_of_the_local_server_is_refused_then_allowed_when_config
     with OpenAITestServer() as server:
         url = f"{server.base_url}/v1/models"
         steps = [scripted.tool_call("web_fetch", {"url": url}, call_id="w1")]
-        events, _, _ = await _turn(_settings(tmp_path / "ws"), steps)
+        # approval "auto": the SSRF guard, not the per-host approval, is what is tested here.
+        events, _, _ = await _turn(_settings(tmp_path / "ws", approval="auto"), steps)
         [done] = [e for e in events if isinstance(e, ToolCallFinished)]
         assert not done.ok and "loopback" in done.result and "allowPrivate" in done.result
         assert not server.requests  # refused before connecting
-        s = _settings(tmp_path / "ws")
+        s = _settings(tmp_path / "ws", approval="auto")
         s.tools.web.allow_private = True
         events, _, _ = await _turn(s, [scripted.tool_call("web_fetch", {"url": url})])
         [done] = [e for e in events if isinstance(e, ToolCallFinished)]
         assert done.ok and "test-model" in done.result
     for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://127.0.0.1/"):
         events, _, _ = await _turn(
-            _settings(tmp_path / "ws"), [scripted.tool_call("web_fetch", {"url": url})]
+            _settings(tmp_path / "ws", approval="auto"),
+            [scripted.tool_call("web_fetch", {"url": url})],
         )
         [done] = [e for e in events if isinstance(e, ToolCallFinished)]
         assert not done.ok and "only fetches http:// and https://" in done.result

@@ -39,7 +39,13 @@ class WriteFileTool(Tool):
             return f"new file: {shown} ({n} lines)\n" + unified_diff("", content, shown)
         old = read_text_or_none(path)
         if old is None:
-            return f"replace binary file {shown} with {len(content.splitlines())} lines of text"
+            # No text diff of the old bytes; the new content is shown whole, as for a new file.
+            size = path.stat().st_size
+            n = len(content.splitlines())
+            return (
+                f"replace non-UTF-8 file {shown} ({size:,} bytes, not shown) with {n} lines "
+                "of text:\n" + unified_diff("", content, shown)
+            )
         return unified_diff(old, content, shown)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:

@@ -1,0 +1,256 @@
+"""Who is asked, and about what: web_fetch per host (allowHosts, this host for the session,
+readonly / auto), todo changes like file writes (reads free, symlinks refused), cross-host
+redirects, and "always" saved to config.json."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from picobot_tui.config import Settings, ToolsConfig
+from picobot_tui.core import scripted
+from picobot_tui.core.events import ApprovalRequested, ToolCallFinished, event_to_dict
+from picobot_tui.core.scripted import ScriptedModel
+from picobot_tui.core.tools.base import ToolContext
+from picobot_tui.core.tools.hosts import host_allowed, normalize_host
+from picobot_tui.core.tools.registry import default_registry
+from picobot_tui.core.turn_state import SessionState, approval_needed, ask
+from picobot_tui.runtime import build_runtime
+from picobot_tui.tui_config import persist_allow_host, remember_always
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.requests.append(self.path)  # type: ignore[attr-defined]
+        url = urlsplit(self.path)
+        if url.path == "/redir":
+            self.send_response(302)
+            self.send_header("Location", parse_qs(url.query)["to"][0])
+            self.end_headers()
+            return
+        body = b"fetched"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def site() -> Iterator[ThreadingHTTPServer]:
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.requests = []  # type: ignore[attr-defined]
+    threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def _settings(ws: Path, approval: str = "ask", hosts: list[str] | None = None) -> Settings:
+    s = Settings()
+    s.agents.defaults.model = "scripted"
+    s.agents.defaults.workspace = str(ws)
+    s.tools.approval = approval  # type: ignore[assignment]
+    s.tools.web.allow_private = True
+    s.tools.web.allow_hosts = list(hosts or [])
+    return s
+
+
+async def _turn(settings: Settings, steps: list[Any], confirm=None):
+    model = ScriptedModel(steps, default=scripted.text("done"))
+    rt = build_runtime(settings, model="scripted", model_client=model, confirm=confirm)
+    with rt.store.open(rt.store.new_key()) as session:
+        events = [e async for e in rt.loop.run_turn(session, "go")]
+    return events, rt
+
+
+def _done(events: list[Any]) -> dict[str, ToolCallFinished]:
+    return {e.id: e for e in events if isinstance(e, ToolCallFinished)}
+
+
+# -- hosts ------------------------------------------------------------------------------------
+
+
+def test_hosts_compare_exactly_ignoring_case_trailing_dot_and_brackets() -> None:
+    assert normalize_host("[::1]") == "::1" and normalize_host("Example.COM.") == "example.com"
+    assert host_allowed("EXAMPLE.com", ["example.com."])
+    assert not host_allowed("api.example.com", ["example.com"])
+    assert not host_allowed("example.com", [5, None, ""])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("approval", "hosts", "expected"),
+    [
+        ("ask", [], "ask"),
+        ("ask", ["127.0.0.1"], "allow"),
+        ("readonly", [], "readonly"),
+        ("readonly", ["127.0.0.1"], "allow"),
+        ("auto", [], "allow"),
+    ],
+)
+def test_web_fetch_is_judged_per_host(tmp_path, approval, hosts, expected) -> None:
+    s = _settings(tmp_path, approval, hosts)
+    reg = default_registry(ToolContext(tmp_path, s.tools))
+    args = {"url": "http://127.0.0.1:9/?d=secret"}
+    assert reg.needs_approval("web_fetch", args)
+    got = approval_needed(s, reg, "c1", "web_fetch", args, SessionState([]))
+    if expected == "ask":
+        assert isinstance(got, ApprovalRequested)
+        assert (got.scope, got.host) == ("host", "127.0.0.1")
+        assert "GET http://127.0.0.1:9/?d=secret" in got.preview
+        d = event_to_dict(got)
+        assert d["scope"] == "host" and d["host"] == "127.0.0.1" and d["full"] == d["preview"]
+    else:
+        assert got == expected
+
+
+def test_a_url_web_fetch_refuses_anyway_needs_no_approval(tmp_path) -> None:
+    reg = default_registry(ToolContext(tmp_path, ToolsConfig()))
+    assert not reg.needs_approval("web_fetch", {"url": "file:///etc/passwd"})
+
+
+async def test_allow_for_the_session_covers_that_host_only(tmp_path) -> None:
+    s = _settings(tmp_path)
+    reg = default_registry(ToolContext(tmp_path, s.tools))
+    state = SessionState([])
+    a = {"url": "http://127.0.0.1:9/a"}
+    req = approval_needed(s, reg, "c1", "web_fetch", a, state)
+    assert isinstance(req, ApprovalRequested)
+
+    async def session(_: ApprovalRequested) -> str:
+        return "allow_session"
+
+    assert await ask(session, req, state) == "allow"
+    assert state.allowed_hosts == {"127.0.0.1"} and not state.allowed_tools
+    assert (
+        approval_needed(s, reg, "c2", "web_fetch", {"url": "http://127.0.0.1:1/b"}, state)
+        == "allow"
+    )
+    other = approval_needed(s, reg, "c3", "web_fetch", {"url": "http://localhost:9/"}, state)
+    assert isinstance(other, ApprovalRequested) and other.host == "localhost"
+
+
+async def test_the_loop_asks_about_the_host_and_a_denial_sends_nothing(tmp_path, site) -> None:
+    url = f"http://127.0.0.1:{site.server_address[1]}/?d=contents"
+    asked: list[ApprovalRequested] = []
+
+    async def deny(req: ApprovalRequested) -> str:
+        asked.append(req)
+        return "deny"
+
+    steps = [scripted.tool_call("web_fetch", {"url": url}, call_id="w1")]
+    events, _ = await _turn(_settings(tmp_path / "ws"), steps, confirm=deny)
+    assert [r.host for r in asked] == ["127.0.0.1"]
+    assert _done(events)["w1"].status == "denied" and not site.requests
+    events, _ = await _turn(_settings(tmp_path / "ws", "readonly"), steps)
+    assert _done(events)["w1"].status == "denied" and not site.requests
+    events, _ = await _turn(_settings(tmp_path / "ws", "readonly", ["127.0.0.1"]), steps)
+    assert _done(events)["w1"].ok and site.requests == ["/?d=contents"]
+
+
+async def test_a_redirect_to_another_host_needs_its_own_call(tmp_path, site) -> None:
+    port = site.server_address[1]
+    target = f"http://localhost:{port}/?d=stolen"
+    url = f"http://127.0.0.1:{port}/redir?to={target}"
+    steps = [scripted.tool_call("web_fetch", {"url": url}, call_id="w1")]
+    events, _ = await _turn(_settings(tmp_path / "ws", "readonly", ["127.0.0.1"]), steps)
+    result = _done(events)["w1"]
+    assert not result.ok and "another host (localhost)" in result.result
+    assert "/?d=stolen" not in site.requests and len(site.requests) == 1
+    events, _ = await _turn(_settings(tmp_path / "ws", "auto"), steps)
+    assert _done(events)["w1"].ok and site.requests[-1] == "/?d=stolen"
+
+
+# -- todo ---------------------------------------------------------------------------------------
+
+
+def test_todo_reads_need_no_approval_and_changes_do(tmp_path) -> None:
+    reg = default_registry(ToolContext(tmp_path, ToolsConfig()))
+    assert not reg.needs_approval("todo", {"action": "read"})
+    for args in (
+        {"action": "add", "text": "x"},
+        {"action": "check", "index": 1},
+        {"action": "uncheck", "index": 1},
+        {"action": "remove", "index": 1},
+        {"action": "write", "content": "x"},
+    ):
+        assert reg.needs_approval("todo", args), args
+    (tmp_path / "TODO.md").write_text("# Plan\n- [ ] one\n")
+    text = reg.preview("todo", {"action": "check", "index": 1})
+    assert "-- a/TODO.md" in text and "-- [ ] one" in text and "+- [x] one" in text
+    assert (tmp_path / "TODO.md").read_text() == "# Plan\n- [ ] one\n"  # a preview writes nothing
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"action": "read"}, {"action": "add", "text": "x"}, {"action": "write", "content": "y"}],
+)
+async def test_todo_refuses_a_symlinked_todo_md_even_inside(tmp_path, args) -> None:
+    (tmp_path / "Makefile").write_text("all:\n\techo build\n")
+    (tmp_path / "TODO.md").symlink_to("Makefile")
+    reg = default_registry(ToolContext(tmp_path, ToolsConfig()))
+    result = await reg.execute("todo", args)
+    assert not result.ok and "symbolic link" in result.content
+    assert "symbolic link" in reg.preview("todo", args)
+    assert (tmp_path / "Makefile").read_text() == "all:\n\techo build\n"
+    assert (tmp_path / "TODO.md").is_symlink()
+
+
+async def test_todo_changes_follow_the_policy_in_the_loop(tmp_path) -> None:
+    ws = tmp_path / "ws"
+    asked: list[str] = []
+
+    async def deny(req: ApprovalRequested) -> str:
+        asked.append(req.id)
+        return "deny"
+
+    steps = [
+        scripted.tool_call("todo", {"action": "read"}, call_id="t1"),
+        scripted.tool_call("todo", {"action": "add", "text": "x"}, call_id="t2"),
+    ]
+    events, _ = await _turn(_settings(ws), steps, confirm=deny)
+    done = _done(events)
+    assert asked == ["t2"] and done["t1"].ok and done["t2"].status == "denied"
+    assert not (ws / "TODO.md").exists()
+    events, _ = await _turn(_settings(ws, "readonly"), steps)
+    assert _done(events)["t2"].status == "denied" and not (ws / "TODO.md").exists()
+
+
+# -- "always" is saved ------------------------------------------------------------------------
+
+
+def test_always_for_a_host_is_saved_keeping_other_keys(tmp_path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps({"tools": {"web": {"allow_hosts": ["a.example"]}, "approval": "ask"}})
+    )
+    persist_allow_host("b.example", path)
+    persist_allow_host("b.example", path)
+    assert json.loads(path.read_text()) == {
+        "tools": {"web": {"allow_hosts": ["a.example", "b.example"]}, "approval": "ask"}
+    }
+
+
+def test_remember_always_saves_the_host_not_the_tool(tmp_path, picobot_home) -> None:
+    s = _settings(tmp_path)
+    req = ApprovalRequested("c", "web_fetch", {}, "", scope="host", host="c.example")
+    what, where = remember_always(s, req)
+    assert where == picobot_home / "config.json" and "c.example" in what
+    assert json.loads(where.read_text()) == {"tools": {"web": {"allowHosts": ["c.example"]}}}
+    assert s.tools.web.allow_hosts == ["c.example"] and "web_fetch" not in s.tools.always_allow
+    tool = ApprovalRequested("d", "exec", {}, "")
+    assert remember_always(s, tool)[0] == "exec" and s.tools.always_allow == ["exec"]
+    saved = json.loads(where.read_text())["tools"]
+    assert saved == {"web": {"allowHosts": ["c.example"]}, "alwaysAllow": ["exec"]}
