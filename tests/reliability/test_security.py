@@ -141,14 +141,14 @@ async def test_more_exec_escapes_refused(layout, monkeypatch, name) -> None:
 
 
 async def test_two_step_symlink_made_at_run_time_is_still_refused(layout) -> None:
-    """exec builds a symlink whose target the guard cannot see (computed at run time); the
-    file tools and exec still refuse to go through it."""
+    """exec builds a symlink whose target the guard cannot see (computed at run time by
+    code); the file tools and exec still refuse to go through it."""
     tally("workspace escapes: through a symlink made at run time (5 tools)")
     reg = make_registry(layout["ws"])
     outside = str(layout["outside"])
-    octal = "".join(f"\\{ord(c):03o}" for c in outside)
-    made = await reg.execute("exec", {"command": f"ln -s \"$(printf '{octal}')\" sneaky"})
-    assert made.ok, made.content  # documented: exec is not a sandbox
+    code = f"import os; os.symlink(bytes.fromhex('{outside.encode().hex()}').decode(), 'sneaky')"
+    made = await reg.execute("exec", {"command": f'python3 -c "{code}"'})
+    assert made.ok, made.content  # documented: the guard cannot see paths code computes
     assert os.readlink(layout["ws"] / "sneaky") == outside
     for tool in ("read_file", "write_file", "edit_file", "list_dir"):
         path = "sneaky" if tool == "list_dir" else "sneaky/secret.txt"
@@ -235,6 +235,10 @@ def test_keys_from_config_and_env_appear_nowhere_after_full_runs(tmp_path) -> No
     outputs: dict[str, bytes] = {}
     with OpenAITestServer(default=router) as server:
         write_config(home, server.url)
+        # The model's write_file of the key is refused (its arguments carry it), so the file
+        # read_file reads back is planted here, as a repository would ship it.
+        (home / "workspace").mkdir(parents=True, exist_ok=True)
+        (home / "workspace" / "k.txt").write_text(f"key={KEY}")
         p = Proc(home, ["agent", "-m", "h: leak", "--yes", "--logs"], **env)
         assert p.finish(timeout=120) == 0, p.stderr
         # The model's own words are shown as it sent them (scrubbed when stored): its answer
@@ -258,8 +262,7 @@ def test_keys_from_config_and_env_appear_nowhere_after_full_runs(tmp_path) -> No
     # The tools really did see the keys (so scrubbing, not luck, kept them out).
     bodies = json.dumps(router.of("h") + router.of("j"))
     assert "[REDACTED]" in bodies
-    # The workspace holds what the model wrote on purpose (tool arguments are not altered:
-    # a user may ask for a .env file); everything picobot itself writes is checked.
+    # The workspace holds the planted k.txt; everything picobot itself writes is checked.
     files = [
         f
         for f in home.rglob("*")
