@@ -5,12 +5,9 @@ redirects, and "always" saved to config.json."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -24,38 +21,13 @@ from picobot_tui.core.tools.registry import default_registry
 from picobot_tui.core.turn_state import SessionState, approval_needed, ask
 from picobot_tui.runtime import build_runtime
 from picobot_tui.tui_config import persist_allow_host, remember_always
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.requests.append(self.path)  # type: ignore[attr-defined]
-        url = urlsplit(self.path)
-        if url.path == "/redir":
-            self.send_response(302)
-            self.send_header("Location", parse_qs(url.query)["to"][0])
-            self.end_headers()
-            return
-        body = b"fetched"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+from tests.support.capture_site import CaptureSite
 
 
 @pytest.fixture
-def site() -> Iterator[ThreadingHTTPServer]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.requests = []  # type: ignore[attr-defined]
-    threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
+def site() -> Iterator[CaptureSite]:
+    with CaptureSite() as s:
+        yield s
 
 
 def _settings(ws: Path, approval: str = "ask", hosts: list[str] | None = None) -> Settings:
@@ -143,7 +115,7 @@ async def test_allow_for_the_session_covers_that_host_only(tmp_path) -> None:
 
 
 async def test_the_loop_asks_about_the_host_and_a_denial_sends_nothing(tmp_path, site) -> None:
-    url = f"http://127.0.0.1:{site.server_address[1]}/?d=contents"
+    url = f"http://127.0.0.1:{site.port}/?d=contents"
     asked: list[ApprovalRequested] = []
 
     async def deny(req: ApprovalRequested) -> str:
@@ -161,7 +133,7 @@ async def test_the_loop_asks_about_the_host_and_a_denial_sends_nothing(tmp_path,
 
 
 async def test_a_redirect_to_another_host_needs_its_own_call(tmp_path, site) -> None:
-    port = site.server_address[1]
+    port = site.port
     target = f"http://localhost:{port}/?d=stolen"
     url = f"http://127.0.0.1:{port}/redir?to={target}"
     steps = [scripted.tool_call("web_fetch", {"url": url}, call_id="w1")]

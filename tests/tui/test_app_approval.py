@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from picobot_tui.widgets.approval import ApprovalScreen
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from picobot_tui.core.scripted import text, tool_call
 from tests.tui.app_support import (
@@ -120,3 +120,83 @@ async def test_escape_while_the_modal_waits_closes_it_and_cancels_the_call(setti
         assert app.conversation.tool_block("w1").status == "cancelled"
     result = next(m for m in session_lines(app) if m["role"] == "tool")
     assert result["tool_call_id"] == "w1" and result["status"] == "cancelled"
+
+
+# -- the modal shows exactly what will happen ------------------------------------------------
+
+
+def painted(widget) -> str:
+    """The lines the widget paints (what the user sees), joined."""
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+
+
+async def test_escapes_and_markup_in_a_command_are_shown_literally(settings):
+    workspace = Path(settings.agents.defaults.workspace)
+    command = "echo hello \x1b]0;x; touch PWNED; #\x07 [bold red]x[/] [link=http://e]y[/link]"
+    app = make_app(settings, [tool_call("exec", {"command": command}, call_id="e1"), text("ok")])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, "run it")
+        modal = await wait_modal(pilot)
+        await pilot.pause()
+        shown = painted(modal.query_one("#approval-preview-body", Static))
+        assert "echo hello ␛]0;x; touch PWNED; #␇ [bold red]x[/] [link=http://e]y[/link]" in shown
+        assert not modal.query("#approval-hidden")  # nothing left out
+        await pilot.press("n")
+        await wait_idle(pilot)
+    assert not (workspace / "PWNED").exists()
+
+
+async def test_a_long_preview_says_what_it_hides_and_f_shows_everything(settings):
+    from picobot_tui.widgets.approval import FullPreviewScreen
+    from textual.widgets import TextArea
+
+    content = "".join(f"line {i}\n" for i in range(1_000)) + "touch PWNED\n"
+    app = make_app(settings, [write("big.txt", content, "w1"), text("ok")])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, "write it")
+        modal = await wait_modal(pilot)
+        await pilot.pause()
+        note = painted(modal.query_one("#approval-hidden", Static))
+        assert "more lines" in note and "not shown" in note and "press f" in note
+        assert "touch PWNED" not in modal.preview and "+touch PWNED" in modal.full
+        await pilot.press("f")
+        full = await wait_for(
+            pilot, lambda: isinstance(app.screen, FullPreviewScreen) and app.screen, "full view"
+        )
+        area = full.query_one(TextArea)
+        assert area.text == modal.full and area.read_only
+        await pilot.press("end")  # the view scrolls to the very end (TextArea key)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is modal, "back to the modal")
+        await pilot.press("n")
+        await wait_idle(pilot)
+        assert app.conversation.tool_block("w1").status == "denied"
+
+
+async def test_web_fetch_asks_per_host_and_always_saves_allow_hosts(settings, picobot_home):
+    from tests.support.capture_site import CaptureSite
+
+    settings.tools.web.allow_private = True
+    with CaptureSite() as site:
+        steps = [
+            tool_call("web_fetch", {"url": f"{site.url}/?d=one"}, call_id="f1"),
+            tool_call("web_fetch", {"url": f"{site.url}/?d=two"}, call_id="f2"),
+            text("fetched both"),
+        ]
+        app = make_app(settings, steps)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await type_and_send(pilot, "fetch")
+            modal = await wait_modal(pilot)
+            assert modal.host == "127.0.0.1"
+            labels = [str(b.label) for b in modal.query(Button)]
+            assert "Always allow 127.0.0.1 [a]" in labels
+            assert "Allow 127.0.0.1 this session [s]" in labels
+            assert not site.requests  # nothing sent while the user decides
+            await pilot.press("a")
+            await wait_idle(pilot)
+            assert app.conversation.tool_block("f2").status == "ok"  # not asked again
+        assert site.requests == ["/?d=one", "/?d=two"]
+    saved = json.loads((picobot_home / "config.json").read_text())
+    assert saved["tools"]["web"]["allowHosts"] == ["127.0.0.1"]
+    assert "web_fetch" not in saved["tools"].get("alwaysAllow", [])
+    assert settings.tools.web.allow_hosts == ["127.0.0.1"]
