@@ -16,6 +16,9 @@ _THIRD_PARTY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "openai")
 
 
 class ScrubFilter(logging.Filter):
+    """Masks secrets in a record's message, and in its traceback and stack (a provider
+    error's text, which may echo keys or headers, is in the exception's message)."""
+
     def __init__(self, scrub: Callable[[str], str]) -> None:
         super().__init__()
         self.scrub = scrub
@@ -23,6 +26,13 @@ class ScrubFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = self.scrub(record.getMessage())
         record.args = None
+        if record.exc_info:
+            record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = self.scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.scrub(record.stack_info)
         return True
 
 

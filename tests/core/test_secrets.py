@@ -215,7 +215,7 @@ async def test_exec_key_across_each_cut_is_never_kept_in_pieces(tmp_path) -> Non
     offsets = [*range(200 - len(KEY) - 1, 202, 3), *range(n - 200 - len(KEY) - 1, n - 198, 3)]
     for at in offsets:
         script = f"import sys; sys.stdout.write('.'*{at} + {KEY!r} + '.'*{n - at})"
-        r = await reg.execute("exec", {"command": f"python3 -c \"{script}\""})
+        r = await reg.execute("exec", {"command": f'python3 -c "{script}"'})
         assert "chars of output cut" in r.content, r.content[:300]
         assert not pieces(r.content), (at, r.content)
 
@@ -263,3 +263,32 @@ async def test_web_fetch_key_across_the_max_chars_cut(tmp_path, page) -> None:
         r = await reg.execute("web_fetch", {"url": page, "max_chars": max_chars})
         assert r.ok and "cut at" in r.content, r.content[-200:]
         assert not pieces(r.content), max_chars
+
+
+# -- logs -----------------------------------------------------------------------------------
+
+
+def test_log_records_are_scrubbed_in_message_traceback_and_stack() -> None:
+    import io
+    import logging
+
+    from picobot_tui.logs import ScrubFilter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(ScrubFilter(scrubber()))
+    logger = logging.getLogger("picobot.test-secrets")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise RuntimeError(f"provider said: you sent {KEY}")
+        except RuntimeError:
+            logger.exception("call failed with %s", KEY, stack_info=True)
+    finally:
+        logger.removeHandler(handler)
+    text = out.getvalue()
+    assert "RuntimeError: provider said: you sent [REDACTED]" in text
+    assert "call failed with [REDACTED]" in text and "Stack (most recent call last)" in text
+    assert KEY not in text
