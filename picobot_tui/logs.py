@@ -36,6 +36,14 @@ class ScrubFilter(logging.Filter):
         return True
 
 
+class _QuietFileHandler(logging.FileHandler):
+    """A log file that cannot be written (a full disk) drops the record: logging's default
+    prints "--- Logging error ---" and a traceback to stderr for every one."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def _private_file(path: Path) -> None:
     # Every directory it creates (data/ too, not just logs/) is 0700, whatever the umask.
     ensure_private_dir(path.parent)
@@ -49,7 +57,7 @@ def setup_logging(log_path: Path, scrub: Callable[[str], str], *, to_stderr: boo
     handlers: list[logging.Handler] = []
     try:
         _private_file(log_path)
-        handlers.append(logging.FileHandler(log_path, encoding="utf-8"))
+        handlers.append(_QuietFileHandler(log_path, encoding="utf-8"))
     except OSError:
         pass  # a read-only home must not stop the agent
     if to_stderr:

@@ -14,7 +14,7 @@ from picobot_tui.core.loop import ConfirmFn
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.logs import setup_logging
 from picobot_tui.run_options import RunError, RunOptions
-from picobot_tui.runtime import Runtime, build_runtime
+from picobot_tui.runtime import Runtime, build_runtime, ensure_workspace
 
 __all__ = ["Run", "RunError", "RunOptions", "load_checked_settings", "open_run", "open_session"]
 
@@ -38,6 +38,8 @@ def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
         settings.agents.defaults.max_tokens = opts.max_tokens
     if opts.workspace is not None:
         settings.agents.defaults.workspace = str(opts.workspace.expanduser().resolve())
+    # Checked here, before anything is opened, so the TUI gets it as a start error too.
+    ensure_workspace(settings.workspace_path)
     return settings, warnings
 
 

@@ -36,6 +36,28 @@ def make_model_client(settings: Settings, model: str) -> ModelClient:
     return LiteLLMClient(settings)
 
 
+def ensure_workspace(ws: Path) -> None:
+    """Create the workspace if needed; RunError (exit 2) when it cannot be a directory."""
+    from picobot_tui.run_options import RunError
+
+    try:
+        ws.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        pass  # a file, or a link to one: reported below
+    except OSError as e:
+        raise RunError(
+            f"cannot create the workspace {ws}: {e.strerror or e}. "
+            "Pass --workspace DIR, or set agents.defaults.workspace in the config.",
+            2,
+        ) from None
+    if not ws.is_dir():
+        raise RunError(
+            f"the workspace {ws} is not a directory. "
+            "Pass --workspace DIR, or set agents.defaults.workspace in the config.",
+            2,
+        )
+
+
 def build_runtime(
     settings: Settings,
     *,
@@ -48,7 +70,7 @@ def build_runtime(
         settings.agents.defaults.workspace = str(workspace)
     model_name = model or settings.agents.defaults.model
     ws = settings.workspace_path
-    ws.mkdir(parents=True, exist_ok=True)
+    ensure_workspace(ws)
     scrub = Scrubber(settings.secrets())
     store = SessionStore(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)

@@ -239,6 +239,41 @@ def _provider_sent_usage(response: Any) -> bool:
     return any(getattr(c, "usage", None) for c in chunks)
 
 
+class IdleClock:
+    """requestTimeout for a whole call's silence, not per read.
+
+    httpx's read timeout restarts on every byte, so SSE keep-alive comments (`: ping`)
+    kept a call alive forever. Here only time spent waiting on the provider counts, and
+    only content, a tool-call delta or usage (`progress()`) starts it again; time the
+    consumer spends between chunks is not held against the provider. Running out raises
+    TimeoutError, which `classify` makes a transient "timeout" (retried by the loop).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.left = seconds
+
+    def progress(self) -> None:
+        self.left = self.seconds
+
+    async def wait(self, awaitable: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        deadline = asyncio.timeout(max(self.left, 0.0))
+        try:
+            async with deadline:
+                return await awaitable
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the transport's own timeout: classified as it is
+            raise TimeoutError(
+                f"no content, tool call or usage for {self.seconds:g} s "
+                "(agents.defaults.requestTimeout)"
+            ) from None
+        finally:
+            self.left -= loop.time() - start
+
+
 class LiteLLMClient:
     """ModelClient over `litellm.acompletion`, streaming."""
 
@@ -296,18 +331,29 @@ class LiteLLMClient:
             kwargs["tools"] = list(request.tools)
         response: Any = None
         usage_chunk: Any = None
+        idle = IdleClock(float(self.settings.agents.defaults.request_timeout))
         try:
             # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
             litellm = _LITELLM or await asyncio.to_thread(load_litellm)
-            response = await litellm.acompletion(**kwargs)
-            async for chunk in response:
+            response = await idle.wait(litellm.acompletion(**kwargs))
+            chunks = response.__aiter__()
+            while True:
+                try:
+                    chunk = await idle.wait(chunks.__anext__())
+                except StopAsyncIteration:
+                    break
                 if getattr(chunk, "usage", None):
                     usage_chunk = chunk
+                    idle.progress()
                 if not chunk.choices:
                     continue
                 delta = getattr(chunk.choices[0], "delta", None)
                 if delta is None:
                     continue
+                if getattr(delta, "content", None) or getattr(delta, "tool_calls", None):
+                    idle.progress()
+                elif getattr(delta, "reasoning_content", None):
+                    idle.progress()  # a reasoning model thinking out loud is not idle
                 if content := getattr(delta, "content", None):
                     yield TextChunk(content)
                 for tc in getattr(delta, "tool_calls", None) or ():

@@ -46,7 +46,8 @@ from picobot_tui.core.model import (
 )
 from picobot_tui.core.secret_guard import REFUSED, DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import Scrubber
-from picobot_tui.core.sessions import Session, SessionStore
+from picobot_tui.core.session_files import clean_strings
+from picobot_tui.core.sessions import Session, SessionError, SessionStore
 from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
@@ -67,6 +68,9 @@ from picobot_tui.core.turn_state import (  # noqa: F401  (ApprovalRequest etc. r
 )
 
 log = logging.getLogger("picobot.loop")
+
+STORAGE_ERROR = "storage"
+"""The ErrorEvent kind of a session write that failed; front ends end the run (exit 1)."""
 
 
 class AgentLoop:
@@ -170,12 +174,19 @@ class AgentLoop:
     def _record(self, session: Session, state: SessionState, message: dict[str, Any]) -> None:
         # Masked here, not only in the file: the history is sent to the provider again.
         message = self.scrub.scrub_obj(message)  # type: ignore[assignment]
-        session.append(message)
+        # Surrogate escapes (undecodable argv bytes) become U+FFFD: no provider takes them.
+        message = clean_strings(message)
+        session.append(message)  # SessionError when the disk refuses: run_turn reports it
         state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
 
     async def run_turn(self, session: Session, text: str) -> AsyncIterator[Event]:
         """Process one user message; yields events until TurnFinished."""
-        state = self._state(session)
+        try:
+            state = self._state(session)  # healing a resumed session writes to it
+        except SessionError as e:
+            yield ErrorEvent(str(e), STORAGE_ERROR)
+            yield TurnFinished("error", str(e), session.key)
+            return
         state.turns += 1
         turn = TurnState()
         outcome: Outcome = "error"
@@ -193,12 +204,26 @@ class AgentLoop:
                 yield event
         except (asyncio.CancelledError, GeneratorExit) as exc:
             outcome = "cancelled"
-            content = self._cancel_cleanup(session, state, turn)
+            try:
+                content = self._cancel_cleanup(session, state, turn)
+            except SessionError as e:  # the disk refused the clean-up's records too
+                log.error("%s", e)
+                content = "".join(turn.text)
+                self.forget(session.key)
             self._trace(session, state, turn, outcome, None)
             if isinstance(exc, GeneratorExit):
                 raise
             yield TurnFinished("cancelled", content, session.key, self._usage(state, turn))
             return
+        except SessionError as e:
+            # A write failed (full disk, quota): every message saved before it stays in the
+            # file. The history in memory may now hold what the file lacks (a call without
+            # its result), so the next turn rebuilds it from the file.
+            outcome, content = "error", str(e)
+            error = content
+            self.forget(session.key)
+            log.error("%s", e)
+            yield ErrorEvent(content, STORAGE_ERROR)
         self._trace(session, state, turn, outcome, error)
         yield TurnFinished(outcome, content, session.key, self._usage(state, turn))
 

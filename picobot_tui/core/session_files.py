@@ -60,6 +60,19 @@ def check_key(key: str) -> str:
     return key
 
 
+def is_key(value: Any) -> bool:
+    """True for a well-formed "channel:id" string."""
+    return isinstance(value, str) and _KEY_RE.fullmatch(value) is not None
+
+
+_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z")
+
+
+def is_timestamp(value: Any) -> bool:
+    """True for a timestamp as `now_iso` writes it (they sort as text, so only that form)."""
+    return isinstance(value, str) and _TS_RE.fullmatch(value) is not None
+
+
 def key_to_filename(key: str) -> str:
     return check_key(key).replace(":", "_", 1) + ".jsonl"
 
@@ -149,6 +162,34 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD.
+
+    Python decodes undecodable argv bytes (`-m $'caf\\xe9'`) to surrogate escapes, and a
+    JSON `"\\udce9"` loads as one. Neither can be encoded as UTF-8, so a provider request
+    holding one fails every time: such a session was bricked.
+    """
+    if _SURROGATE_RE.search(text) is None:
+        return text
+    # UTF-16 with surrogatepass joins a valid pair into its character; what is left alone
+    # becomes U+FFFD.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def clean_strings(value: Any) -> Any:
+    """`value` (JSON-like) with `clean_text` applied to every string, keys included."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_strings(k): clean_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_strings(v) for v in value]
+    return value
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
@@ -160,14 +201,13 @@ def _json_default(value: Any) -> Any:
 def dumps_line(obj: dict[str, Any]) -> bytes:
     """One JSON line, UTF-8 (searchable as raw bytes), ending in "\\n".
 
-    Lone surrogates can't be UTF-8 encoded; such a line falls back to ASCII escapes.
+    Lone surrogates can't be UTF-8 encoded (nor sent to a provider): they become U+FFFD.
     """
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_json_default)
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:
-        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=_json_default)
-        return text.encode("ascii") + b"\n"
+        return clean_text(text).encode("utf-8") + b"\n"  # still valid JSON
 
 
 # ---------------------------------------------------------------- tolerant parsing
@@ -209,12 +249,41 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
 
 
 _META_STR = ("key", "created", "model", "title")
+# Only a JSON escape can bring a lone surrogate into a line that decoded as UTF-8.
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _is_part(part: Any) -> bool:
+    """One part of a list content, as the OpenAI format has it."""
+    if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+        return False
+    if part["type"] == "text":
+        return isinstance(part.get("text"), str)
+    if part["type"] == "image_url":
+        url = part.get("image_url")
+        return isinstance(url, str) or (isinstance(url, dict) and isinstance(url.get("url"), str))
+    return True  # another kind of part: the provider judges it
 
 
 def _is_content(value: Any) -> bool:
     if isinstance(value, str):
         return True
-    return isinstance(value, list) and all(isinstance(p, str | dict) for p in value)
+    return isinstance(value, list) and all(_is_part(p) for p in value)
+
+
+def _is_call(call: Any) -> bool:
+    if not isinstance(call, dict):
+        return False
+    fn = call.get("function")
+    return (
+        isinstance(call.get("id"), str)
+        and bool(call["id"])
+        and call.get("type", "function") == "function"
+        and isinstance(fn, dict)
+        and isinstance(fn.get("name"), str)
+        and bool(fn["name"])
+        and isinstance(fn.get("arguments", ""), str)
+    )
 
 
 def malformed_message(m: dict[str, Any]) -> str | None:
@@ -222,9 +291,13 @@ def malformed_message(m: dict[str, Any]) -> str | None:
 
     Such a line (hand-edited, damaged) is skipped like any unreadable line, so no consumer
     (history repair, export, the UI) meets a tool call that is not an object with an id.
+    The results of a skipped assistant message become orphans, which `history.repair`
+    drops, so the tool pairs stay consistent.
     """
     role = m["role"]
     content = m.get("content")
+    if "name" in m and not isinstance(m["name"], str):
+        return "a name that is not text"
     if role == "tool":
         if not isinstance(m.get("tool_call_id"), str) or not m["tool_call_id"]:
             return "a tool result without a tool_call_id"
@@ -238,17 +311,10 @@ def malformed_message(m: dict[str, Any]) -> str | None:
         return "an assistant message with content that is not text"
     if not isinstance(calls, list):
         return "tool_calls is not a list"
-    for call in calls:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not (
-            isinstance(call.get("id") if isinstance(call, dict) else None, str)
-            and call["id"]
-            and isinstance(fn, dict)
-            and isinstance(fn.get("name"), str)
-            and fn["name"]
-            and isinstance(fn.get("arguments", ""), str)
-        ):
-            return "a malformed tool call (it needs an id, a function name and arguments)"
+    if not all(_is_call(c) for c in calls):
+        return "a malformed tool call (it needs an id, a function name and arguments)"
+    if len({c["id"] for c in calls}) != len(calls):
+        return "two tool calls with the same id"
     return None
 
 
@@ -261,6 +327,11 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
     except ValueError:
         out.warnings.append(f"skipped line {lineno} of {name}: not valid JSON")
         return
+    except RecursionError:
+        out.warnings.append(f"skipped line {lineno} of {name}: nested too deeply")
+        return
+    if _ESCAPED_SURROGATE.search(raw):
+        obj = clean_strings(obj)  # a "\\udce9" stored by an older picobot: U+FFFD now
     if not isinstance(obj, dict):
         out.warnings.append(f"skipped line {lineno} of {name}: not a JSON object")
         return
@@ -273,6 +344,7 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
                 for k, v in obj.items()
                 if k not in ("_type", "ts")
                 and (k not in _META_STR or v is None or isinstance(v, str))
+                and (k != "created" or is_timestamp(v))
             }
         )
         return
@@ -285,7 +357,7 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
         return
     out.messages.append(obj)
     ts = obj.get("ts")
-    if isinstance(ts, str):
+    if is_timestamp(ts):
         out.last_ts = ts
     if out.auto_title is None and obj["role"] == "user":
         out.auto_title = make_title(obj.get("content")) or None

@@ -13,6 +13,7 @@ from .session_files import (
     ParsedSession,
     SessionError,
     SessionInfo,
+    clean_strings,
     make_title,
     write_all,
 )
@@ -81,7 +82,7 @@ class Session:
         if "_type" in message:
             raise ValueError('a message may not carry a "_type" key (reserved for metadata)')
         now = self._store._now()
-        msg = dict(message)
+        msg = clean_strings(message)  # what is kept in memory is what the file holds
         msg.setdefault("ts", now)
         self._write(self._store._encode(msg))
         self.messages.append(msg)

@@ -29,7 +29,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .session_files import dumps_line, filename_to_key, open_private, write_all
+from .session_files import (
+    dumps_line,
+    filename_to_key,
+    is_key,
+    is_timestamp,
+    open_private,
+    write_all,
+)
 
 log = logging.getLogger("picobot")
 
@@ -40,6 +47,51 @@ COMPACT_MIN_LINES = 32
 REQUIRED = ("created", "updated", "message_count")
 
 Entry = dict[str, Any]
+
+# What a line may hold. The index is only a cache, so a line with any field of the wrong
+# type or out of range is ignored whole (the file behind it is scanned instead): one bad
+# line used to crash every `sessions` command.
+MAX_TEXT = 1024  # titles are cut to 200 characters, auto titles to 60
+MAX_COUNT = 10**9
+MAX_SIZE = 1 << 50  # 1 PiB: anything larger is junk, not a session file
+
+
+def _text_or_none(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and len(v) <= MAX_TEXT)
+
+
+def _int_in(v: Any, top: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= top
+
+
+_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "created": is_timestamp,
+    "updated": is_timestamp,
+    "title": _text_or_none,
+    "auto_title": _text_or_none,
+    "model": _text_or_none,
+    "message_count": lambda v: _int_in(v, MAX_COUNT),
+    "size": lambda v: _int_in(v, MAX_SIZE),
+}
+
+
+def valid_entry(obj: Any) -> Entry | None:
+    """The partial entry an index line stands for, or None when it cannot be trusted.
+
+    Unknown fields (a newer picobot's) are dropped; a known one of the wrong type, a
+    malformed key or a `deleted` that is not `true` rejects the whole line.
+    """
+    if not isinstance(obj, dict) or not is_key(obj.get("key")):
+        return None
+    if "deleted" in obj:
+        return {"key": obj["key"], "deleted": True} if obj["deleted"] is True else None
+    entry: Entry = {"key": obj["key"]}
+    for name, ok in _FIELDS.items():
+        if name in obj:
+            if not ok(obj[name]):
+                return None
+            entry[name] = obj[name]
+    return entry
 
 
 def merge_entry(entries: dict[str, Entry], obj: Entry) -> None:
@@ -124,15 +176,16 @@ class SessionIndex:
         try:
             # One C-level parse of the whole batch is about twice as fast as a call per line.
             objs = json.loads(b"[" + b",".join(lines) + b"]")
-        except ValueError:  # some line is bad (includes invalid UTF-8): go line by line
+        except (ValueError, RecursionError):  # a bad line (invalid UTF-8, deep nesting)
             objs = []
             for raw in lines:
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, RecursionError):
                     objs.append(json.loads(raw))
         entries = self._entries
         for obj in objs:
-            if isinstance(obj, dict) and isinstance(obj.get("key"), str):
-                merge_entry(entries, obj)  # lines without a key: the header, or junk
+            entry = valid_entry(obj)  # None: the header, or a line not to trust
+            if entry is not None:
+                merge_entry(entries, entry)
 
     # ------------------------------------------------------------ writing
 
@@ -172,14 +225,19 @@ class SessionIndex:
         try:
             with open(self.path, "rb") as f:
                 head = json.loads(f.readline(512))
-            size = int(head["bytes"]) if head.get("_type") == "header" else 0
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            size = head["bytes"] if head.get("_type") == "header" else 0
+            if not _int_in(size, MAX_SIZE):
+                size = 0
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             size = 0
         self._head = (inode, size)
         return size
 
-    def compact(self, extra: dict[str, Entry] | None = None) -> bool:
+    def compact(
+        self, extra: dict[str, Entry] | None = None, replace: dict[str, Entry] | None = None
+    ) -> bool:
         """Rewrite the index as one full entry per live session (plus `extra`), atomically.
+        Entries in `replace` (scanned because the folded one was wrong) win over the fold.
 
         Returns False when another process holds the index lock (it will compact instead).
         """
@@ -190,6 +248,8 @@ class SessionIndex:
                 entries = dict(self._read() or {})
                 for e in (extra or {}).values():
                     merge_entry(entries, e)
+                for key, e in (replace or {}).items():
+                    entries[key] = dict(e)
                 on_disk = self._keys_on_disk()
                 body = b"".join(self._encode(e) for k, e in entries.items() if k in on_disk)
                 live = sum(1 for k in entries if k in on_disk)

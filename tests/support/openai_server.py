@@ -45,6 +45,7 @@ from tests.support.openai_steps import (  # noqa: F401  (re-exported)
     cut_mid_stream,
     empty_choices,
     error,
+    keep_alive_forever,
     malformed_chunk,
     merge_message,
     overloaded,
@@ -204,6 +205,10 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             for sent, frame in enumerate(frames):
                 if reply.cut_after is not None and sent >= reply.cut_after:
+                    return self._reset()
+                if reply.stall_after is not None and sent >= reply.stall_after:
+                    while self._wait(reply.delay or 0.1):  # until the client hangs up
+                        self._chunk(": keep-alive\n\n")
                     return self._reset()
                 if not self._wait(reply.delay):
                     return self._reset()

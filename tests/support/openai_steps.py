@@ -34,6 +34,9 @@ class Reply:
     """Extra frames (position, frame) inserted before the content chunk at that position."""
     done: bool = True
     """Send `data: [DONE]` at the end."""
+    stall_after: int | None = None
+    """After this many SSE chunks, send only `: keep-alive` comments (every `delay` s, or
+    0.1 s) until the client goes away: a provider that hangs but keeps the socket busy."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,13 @@ def empty_choices(step: Reply | None = None, *, count: int = 1) -> Reply:
     if step is None:
         return Reply((), "stop", (10, 0), inject=frames)
     return replace(step, inject=(*frames, *step.inject))
+
+
+def keep_alive_forever(after_chunks: int = 1, step: Reply | None = None) -> Reply:
+    """`step` (default: a text reply) that stops after N chunks and then sends SSE comment
+    lines (`: keep-alive`) forever: only a whole-call idle timeout ends it."""
+    base = step or text_reply("This answer stops and the stream only pings.", chunk_size=4)
+    return replace(base, stall_after=after_chunks)
 
 
 def slow(delay_per_chunk: float, step: Reply | None = None, *, first_byte: float = 0.0) -> Reply:
