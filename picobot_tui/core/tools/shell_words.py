@@ -224,6 +224,11 @@ class _Scan:
                 i = self._dquoted(i)
             elif c in "$`":
                 i = self._dollar(i, split=True)
+            elif c in "<>" and raw.startswith("(", i + 1):  # process substitution (bash)
+                end = matching(raw, i + 1, "(", ")")
+                self.ex.subst(raw[i + 2 : end - 1])  # its command is judged; its value is a fd
+                parts.lit("/dev/fd/63")
+                i = end
             else:
                 parts.lit(c)
                 i += 1
