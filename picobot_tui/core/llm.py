@@ -335,7 +335,9 @@ class LiteLLMClient:
         try:
             # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
             litellm = _LITELLM or await asyncio.to_thread(load_litellm)
-            response = await idle.wait(litellm.acompletion(**kwargs))
+            # Up to the response headers, httpx's own timeouts apply: the first call also
+            # pays LiteLLM's lazy imports here (~1.5 s of CPU), which is not provider silence.
+            response = await litellm.acompletion(**kwargs)
             chunks = response.__aiter__()
             while True:
                 try:
