@@ -150,6 +150,23 @@ def test_delta_masker_joined_equals_scrubbed_for_every_split() -> None:
             assert not any(KEY[k : k + 6] in d for d in out for k in range(len(KEY) - 5))
 
 
+@fuzz(ci=300, slow=3000)
+@given(
+    before=st.text(st.characters(codec="ascii", exclude_characters="%\\"), max_size=200),
+    after=st.text(st.characters(codec="ascii", exclude_characters="%\\"), max_size=200),
+    cuts=st.lists(st.integers(0, 500), max_size=8),
+    twice=st.booleans(),
+)
+def test_delta_masker_any_split_any_place(before, after, cuts, twice) -> None:
+    s = scrubber()
+    raw = before + KEY + after + (KEY if twice else "")
+    m = DeltaMasker(s)
+    bounds = sorted({0, len(raw), *(c for c in cuts if c <= len(raw))})
+    out = [m.feed(raw[i:j]) for i, j in zip(bounds, bounds[1:], strict=False)] + [m.flush()]
+    assert "".join(out) == s(raw)
+    assert not s.found("".join(out))
+
+
 def test_delta_masker_stops_at_escapes_that_could_spell_a_key() -> None:
     m = DeltaMasker(scrubber())
     escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)
