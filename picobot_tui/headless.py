@@ -136,10 +136,11 @@ class TextRenderer:
 def _prompt_text(req: ApprovalRequest) -> tuple[str, str]:
     """(what the request shows, the question) for the terminal prompt."""
     if req.scope == "host" and req.host:
-        head = f"\n{req.name} wants to reach {req.host}:\n"
+        host = visible(req.host)
+        head = f"\n{req.name} wants to reach {host}:\n"
         question = (
-            f"Allow? [y]es once / [s]ession: {req.host} until exit / "
-            f"[a]lways: {req.host} (saved to tools.web.allowHosts) / [n]o"
+            f"Allow? [y]es once / [s]ession: {host} until exit / "
+            f"[a]lways: {host} (saved to tools.web.allowHosts) / [n]o"
         )
     else:
         head = f"\n{req.name} wants to run:\n"

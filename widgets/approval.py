@@ -18,6 +18,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from picobot_tui.core.visible import visible
+
 CHOICES = (
     ("allow", "Allow once", "y"),
     ("allow_session", "Allow for session", "s"),
@@ -142,7 +144,7 @@ class ApprovalScreen(ModalScreen[str]):
         self.preview = preview
         self.full = full or preview
         self.hidden = hidden
-        self.host = host
+        self.host = visible(host) if host is not None else None
 
     def _preview_renderable(self) -> Content:
         text = self.preview or ""

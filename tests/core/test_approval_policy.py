@@ -226,3 +226,13 @@ def test_remember_always_saves_the_host_not_the_tool(tmp_path, picobot_home) -> 
     assert remember_always(s, tool)[0] == "exec" and s.tools.always_allow == ["exec"]
     saved = json.loads(where.read_text())["tools"]
     assert saved == {"web": {"allowHosts": ["c.example"]}, "alwaysAllow": ["exec"]}
+
+
+@pytest.mark.parametrize(
+    "url", ["http://ex\u200bample.com/", "http://a\u202eb.com/", "http://a b/"]
+)
+async def test_a_host_with_invisible_characters_is_refused_before_anything(tmp_path, url) -> None:
+    reg = default_registry(ToolContext(tmp_path, ToolsConfig()))
+    assert not reg.needs_approval("web_fetch", {"url": url})  # nothing could be sent
+    result = await reg.execute("web_fetch", {"url": url})
+    assert not result.ok and "invalid URL" in result.content

@@ -23,6 +23,7 @@ from urllib.parse import urljoin, urlsplit
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
 from picobot_tui.core.tools.hosts import host_allowed, normalize_host
 from picobot_tui.core.tools.html_text import html_to_text
+from picobot_tui.core.visible import has_invisible
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 2_000_000
@@ -160,6 +161,9 @@ def check_url(url: str) -> tuple[str, int]:
     host = parts.hostname
     if not host:
         raise ToolError(f"invalid URL {url!r}: it has no host")
+    if has_invisible(host) or any(c.isspace() for c in host):
+        # Such a host is never a real one, and would be shown oddly in an approval prompt.
+        raise ToolError(f"invalid URL {url!r}: its host has control or invisible characters")
     if parts.username or parts.password:
         raise ToolError(f"refused: {url!r} carries credentials in the URL")
     return host, port or (443 if scheme == "https" else 80)
