@@ -116,7 +116,7 @@ def _real(path: str | os.PathLike[str]) -> Path | None:
 
 
 def hidden_dirs(environ: Iterable[tuple[str, str]] | None = None) -> list[Path]:
-    """Directories the sandbox covers with an empty tmpfs (resolved, existing, no nesting)."""
+    """Directories the sandbox covers with an empty tmpfs (resolved, existing, outer first)."""
     env = dict(os.environ if environ is None else environ)
     candidates: list[str] = ["/home", "/root", "/run/user"]
     if env.get("HOME"):
@@ -125,13 +125,9 @@ def hidden_dirs(environ: Iterable[tuple[str, str]] | None = None) -> list[Path]:
     found = sorted(
         {p for c in candidates if (p := _real(c)) is not None}, key=lambda p: len(p.parts)
     )
-    out: list[Path] = []
-    for p in found:
-        if p in (Path("/"), Path("/tmp")):
-            continue  # / is never hidden; /tmp is a fresh tmpfs anyway
-        if not any(p.is_relative_to(q) for q in out):
-            out.append(p)
-    return out
+    # / is never hidden; /tmp is a fresh tmpfs anyway. Nested ones are kept: one inside the
+    # workspace must be hidden again after the workspace is bound.
+    return [p for p in found if p not in (Path("/"), Path("/tmp"))]
 
 
 _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock")
@@ -150,9 +146,11 @@ def bwrap_argv(
     ws = Path(os.path.realpath(workspace))
     hide = list(hidden_dirs() if hidden is None else hidden)
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    covered: list[Path] = [Path("/tmp")]  # the fresh /tmp hides what is under it already
     for d in hide:
-        if not d.is_relative_to("/tmp"):  # the fresh /tmp hides those already
+        if not any(d.is_relative_to(c) for c in covered):
             argv += ["--tmpfs", str(d)]
+            covered.append(d)
     for sock in _SOCKETS:
         if os.path.exists(sock):
             argv += ["--ro-bind", "/dev/null", sock]
