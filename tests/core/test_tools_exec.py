@@ -13,8 +13,9 @@ import pytest
 
 from picobot_tui.config import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
+from picobot_tui.core.tools.exec_env import clean_env, exec_env, is_secret_name
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
-from picobot_tui.core.tools.sandbox import sandbox_status
+from picobot_tui.core.tools.sandbox import bwrap_argv, sandbox_status
 from picobot_tui.core.tools.shell_guard import check_denied
 
 HAVE_BWRAP = sandbox_status(ExecConfig(sandbox="bwrap")).active
@@ -339,3 +340,112 @@ async def test_missing_workspace_is_created(tmp_path):
     ws = tmp_path / "not-yet"
     r = await make(ws).execute("exec", {"command": "pwd"})
     assert r.ok and os.path.isdir(ws)
+
+
+# -- the environment (point 6) --------------------------------------------------------------
+
+CREDENTIAL_NAMES = [
+    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_APIKEY",
+    "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN", "HF_TOKEN", "SLACK_BOT_TOKEN",
+    "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+    "AZURE_CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "MY_APP_SECRET",
+    "DB_PASSWORD", "PGPASSWORD", "MYSQL_PWD_PASSWD", "STRIPE_SECRET_KEY", "SIGNING_KEY",
+    "SSH_AUTH_SOCK", "XAUTHORITY", "VAULT_ADDR", "DOCKER_AUTH_CONFIG", "SENTRY_DSN",
+    "PICOBOT_PROVIDERS__OPENAI__API_KEY", "GITLAB_PAT",
+]  # fmt: skip
+ORDINARY_NAMES = ["PATH", "HOME", "LANG", "TERM", "USER", "SHELL", "TZ", "VIRTUAL_ENV",
+                  "PYTHONPATH", "EDITOR", "CI", "KEYBOARD_LAYOUT", "MONKEY"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
+def test_clean_env_drops_credentials_by_name(name):
+    assert is_secret_name(name)
+    assert name not in clean_env({name: "some-value-123456", "PATH": "/bin"})
+
+
+@pytest.mark.parametrize("name", ORDINARY_NAMES)
+def test_clean_env_keeps_ordinary_variables(name):
+    assert not is_secret_name(name)
+    assert clean_env({name: "/usr/bin:/bin"}) == {name: "/usr/bin:/bin"}
+
+
+def test_clean_env_drops_by_value_and_by_shape():
+    env = {
+        "INNOCENT": "sk-config-key-0123456789",  # a config secret under any name
+        "WRAPPED": "Bearer sk-config-key-0123456789",
+        "COPY_OF_ENV_KEY": "ghp_abcdefghijklmnop",  # the value of a dropped variable
+        "GITHUB_TOKEN": "ghp_abcdefghijklmnop",
+        "DATABASE_URL": "postgres://app:pw@db/app",  # a URL with a password
+        "HOMEPAGE": "https://example.com/a",  # a URL without one stays
+        "SHORT": "abc",
+    }
+    out = clean_env(env, ["sk-config-key-0123456789", "tiny"])
+    assert out == {"HOMEPAGE": "https://example.com/a", "SHORT": "abc"}
+
+
+def test_exec_env_settings():
+    environ = {"PATH": "/bin", "GITHUB_TOKEN": "ghp_x123456789", "OLDPWD": "/elsewhere"}
+    clean = exec_env("clean", environ, (), "/ws")
+    assert clean == {"PATH": "/bin", "PWD": "/ws"}
+    assert exec_env("inherit", environ, (), "/ws") == {
+        "PATH": "/bin", "GITHUB_TOKEN": "ghp_x123456789", "PWD": "/ws"
+    }  # fmt: skip
+    listed = exec_env(["GITHUB_TOKEN", "ABSENT"], environ, (), "/ws")
+    assert listed == {"PATH": "/bin", "GITHUB_TOKEN": "ghp_x123456789", "PWD": "/ws"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_exec_runs_with_the_clean_env(ws, monkeypatch, mode):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unit-ENVKEY-123456789")
+    monkeypatch.setenv("LOOKS_HARMLESS", "cfg-secret-abcdefgh")
+    ctx = ToolContext(ws, ToolsConfig(exec=ExecConfig(sandbox=mode)),
+                      secrets=("cfg-secret-abcdefgh",))  # fmt: skip
+    r = await default_registry(ctx).execute("exec", {"command": "env"})
+    assert r.ok and "PATH=" in r.content
+    assert "OPENAI_API_KEY" not in r.content and "LOOKS_HARMLESS" not in r.content
+    assert "sk-unit-ENVKEY" not in r.content and "cfg-secret" not in r.content
+
+
+# -- the sandbox's command line (point 12) ----------------------------------------------------
+
+
+def test_bwrap_argv_hides_then_binds_then_hides_again(tmp_path):
+    home = tmp_path / "home"
+    ws = home / "proj"
+    pb = ws / ".picobot"
+    pb.mkdir(parents=True)
+    argv = bwrap_argv("/usr/bin/bwrap", ws, network=False, hidden=[home, pb])
+    # Under /tmp: the fresh /tmp already hides home; the workspace is bound; pb hidden again.
+    assert argv[:5] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev"]
+    bind = argv.index("--bind")
+    assert argv[bind : bind + 3] == ["--bind", str(ws.resolve()), str(ws.resolve())]
+    assert argv[bind + 3 : bind + 5] == ["--tmpfs", str(pb)]
+    assert ["--tmpfs", str(home)] != argv[bind - 2 : bind]
+    assert "--unshare-net" in argv and "--die-with-parent" in argv and "--unshare-pid" in argv
+    assert argv[-3:] == ["--chdir", str(ws.resolve()), "--"]
+    assert "--unshare-net" not in bwrap_argv("bwrap", ws, network=True, hidden=[])
+
+
+def test_bwrap_argv_outside_tmp_hides_the_outer_dir_once(tmp_path):
+    argv = bwrap_argv("bwrap", tmp_path, network=False,
+                      hidden=[Path("/home"), Path("/root"), Path("/root/.picobot")])  # fmt: skip
+    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert tmpfs == ["/tmp", "/home", "/root"]  # /root/.picobot is under /root already
+
+
+def test_sandbox_status_modes(monkeypatch):
+    assert not sandbox_status(ExecConfig(sandbox="none")).active
+    monkeypatch.setenv("PATH", "/nonexistent")
+    auto = sandbox_status(ExecConfig(sandbox="auto"))
+    assert not auto.active and "not installed" in auto.reason and "unsandboxed" in auto.reason
+    strict = sandbox_status(ExecConfig(sandbox="bwrap"))
+    assert not strict.active and "install bubblewrap" in strict.reason
+
+
+async def test_sandbox_bwrap_without_bwrap_refuses_to_run(ws, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    reg = make(ws, exec=ExecConfig(sandbox="bwrap"))
+    r = await reg.execute("exec", {"command": "touch ran"})
+    assert not r.ok and 'tools.exec.sandbox is "bwrap"' in r.content
+    assert "install bubblewrap" in r.content and not (ws / "ran").exists()
+    assert "refused: bwrap is not available" in reg.preview("exec", {"command": "touch ran"})
