@@ -236,3 +236,28 @@ async def test_a_host_with_invisible_characters_is_refused_before_anything(tmp_p
     assert not reg.needs_approval("web_fetch", {"url": url})  # nothing could be sent
     result = await reg.execute("web_fetch", {"url": url})
     assert not result.ok and "invalid URL" in result.content
+
+
+async def test_json_channel_decisions(tmp_path, picobot_home) -> None:
+    import asyncio
+    import io
+
+    from picobot_tui.json_protocol import JsonChannel
+
+    out = io.StringIO()
+    channel = JsonChannel(out, yes=False)
+    channel.settings = _settings(tmp_path)
+    got = []
+    for decision in ("allow", "allow_session", "deny", "always"):
+        req = ApprovalRequested("c1", "web_fetch", {}, "p", scope="host", host="h.example")
+        task = asyncio.create_task(channel.confirm(req))
+        while "c1" not in channel.pending:
+            await asyncio.sleep(0)
+        line = json.dumps({"type": "approval", "id": "c1", "decision": decision})
+        channel.handle_line(line.encode())
+        got.append(await task)
+    assert got == ["allow", "allow_session", "deny", "allow_session"]
+    assert channel.settings.tools.web.allow_hosts == ["h.example"]
+    saved = json.loads((picobot_home / "config.json").read_text())
+    assert saved == {"tools": {"web": {"allowHosts": ["h.example"]}}}
+    assert out.getvalue() == ""  # no protocol errors
