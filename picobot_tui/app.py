@@ -224,6 +224,10 @@ class PicobotApp(App[int]):
         self.sessions = SessionSwitcher(self, self.runtime)
         self.status.model = self.runtime.loop.model_name
         self.status.state = "idle"
+        if not self.deterministic:  # snapshots must not depend on whether bwrap is installed
+            from picobot_tui.core.tools.sandbox import exec_sandbox_note
+
+            self.status.exec_note = exec_sandbox_note(settings.tools.exec)
         self.gauge.set_budget(0, settings.agents.defaults.token_budget, 0)
         await self.sessions.start(self.options.session)
         return True

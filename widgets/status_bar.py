@@ -1,4 +1,5 @@
-"""The header line: model, session id, agent state (and a budget summary when narrow)."""
+"""The header line: model, session id, agent state (and a budget summary when narrow), and a
+warning when exec runs without its sandbox."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ STATE_STYLES = {
 
 
 class StatusBar(Widget):
-    """Set `model`, `session`, `state` and `budget_summary`; it redraws."""
+    """Set `model`, `session`, `state`, `budget_summary` and `exec_note`; it redraws."""
 
     model: reactive[str] = reactive("")
     session: reactive[str] = reactive("")
@@ -26,6 +27,8 @@ class StatusBar(Widget):
     budget_summary: reactive[str] = reactive("")
     show_budget: reactive[bool] = reactive(False)
     """Shown when the side panes are collapsed (narrow terminals)."""
+    exec_note: reactive[str] = reactive("")
+    """A warning about exec's sandbox ("exec unsandboxed"); empty when it is sandboxed."""
 
     def render(self) -> Content:
         dot = "●" if self.state == "idle" else "◆"
@@ -45,4 +48,6 @@ class StatusBar(Widget):
         ]
         if compact and self.budget_summary:
             parts += ["  ", (self.budget_summary, "$text-muted")]
+        if self.exec_note:
+            parts += ["  ", (f"⚠ {self.exec_note}", "bold $text-warning")]
         return Content.assemble(*parts)

@@ -180,3 +180,11 @@ def sandbox_status(exec_config: ExecConfig) -> SandboxStatus:
     if mode == "bwrap":
         return SandboxStatus(mode, False, f"{why}: exec is refused; {INSTALL_HINT}")
     return SandboxStatus(mode, False, f"{why}: exec runs unsandboxed (guard and approvals only)")
+
+
+def exec_sandbox_note(exec_config: ExecConfig) -> str:
+    """A short warning for a status line when exec is not sandboxed ("" when it is)."""
+    status = sandbox_status(exec_config)
+    if status.active:
+        return ""
+    return "exec refused: no bwrap" if status.mode == "bwrap" else "exec unsandboxed"
