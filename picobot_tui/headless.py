@@ -99,7 +99,7 @@ class TextRenderer:
         elif isinstance(event, StuckDetected):
             self._note(f"! stuck: {event.message}")
         elif isinstance(event, HistoryCompressed):
-            self._note(f"… history compressed: {event.summary}")
+            self._note(f"… history compressed: {event.note}")
         elif isinstance(event, Notice):
             self._note(f"warning: {terminal_safe(event.message)}")
         elif isinstance(event, ErrorEvent):
@@ -149,7 +149,7 @@ def _prompt_text(req: ApprovalRequest) -> tuple[str, str]:
             "[a]lways (saved to tools.alwaysAllow)"
         )
     if req.hidden:
-        question += f" / [v]iew all ({req.hidden} not shown)"
+        question += f" / [v]iew all, {req.hidden} not shown"
     return head + visible(req.preview) + "\n", question + ": "
 
 
