@@ -225,7 +225,7 @@ def _reader(channel: JsonChannel, loop: asyncio.AbstractEventLoop, fd: int) -> N
 async def _run(opts: RunOptions, yes: bool) -> int:
     channel = JsonChannel(sys.stdout, yes=yes)
     received: list[int] = []
-    with open_run(opts, confirm=channel.confirm) as run:
+    with open_run(opts, confirm=channel.confirm, lazy=True) as run:
         channel.settings = run.settings
         print_warnings(run.warnings, sys.stderr)
         task = asyncio.current_task()

@@ -51,11 +51,13 @@ def credentials_problem(settings: Settings, model: str) -> str | None:
     return check_credentials(settings, model)
 
 
-def open_session(runtime: Runtime, raw: str | None, model: str) -> Session:
+def open_session(runtime: Runtime, raw: str | None, model: str, *, lazy: bool = False) -> Session:
+    """The session to work on: a new one (with `lazy`, its file waits for the first
+    message) or the one `raw` names."""
     store = runtime.store
     try:
         if raw is None:
-            return store.open(store.new_key("cli"), model=model, create=True)
+            return store.open(store.new_key("cli"), model=model, create=True, lazy=lazy)
         try:
             key = store.resolve(raw)
         except SessionNotFound:
@@ -70,8 +72,11 @@ def open_session(runtime: Runtime, raw: str | None, model: str) -> Session:
 
 
 @contextmanager
-def open_run(opts: RunOptions, *, confirm: ConfirmFn | None = None) -> Iterator[Run]:
-    """Load everything a run needs; closes (unlocks) the session afterwards."""
+def open_run(
+    opts: RunOptions, *, confirm: ConfirmFn | None = None, lazy: bool = False
+) -> Iterator[Run]:
+    """Load everything a run needs; closes (unlocks) the session afterwards. `lazy`: a new
+    session is only written once a message arrives (an idle --json leaves none)."""
     settings, warnings = load_checked_settings(opts)
     model = opts.model or settings.agents.defaults.model
     runtime = build_runtime(settings, model=model, confirm=confirm)
@@ -79,7 +84,7 @@ def open_run(opts: RunOptions, *, confirm: ConfirmFn | None = None) -> Iterator[
     problem = credentials_problem(settings, model)
     if problem:
         raise RunError(problem, 2)
-    session = open_session(runtime, opts.session, model)
+    session = open_session(runtime, opts.session, model, lazy=lazy)
     try:
         yield Run(settings, runtime, session, warnings)
     finally:

@@ -15,6 +15,7 @@ from .session_files import (
     SessionInfo,
     clean_strings,
     make_title,
+    open_private,
     write_all,
 )
 
@@ -47,13 +48,19 @@ class Session:
         store: SessionStore,
         key: str,
         path: Path,
-        fd: int,
+        fd: int | None,
         lock_fd: int,
         parsed: ParsedSession,
+        *,
+        deferred_header: bytes | None = None,
     ) -> None:
+        """`fd` None with a `deferred_header`: a new session whose file is created by its
+        first write, so a run that ends before any message leaves no session behind."""
         self._store = store
         self._fd: int | None = fd
         self._lock_fd: int | None = lock_fd
+        self._deferred = deferred_header
+        self._closed = False
         self._needs_newline = False
         self._size = parsed.size  # the file only grows, and only we write it: exact
         self.key = key
@@ -118,8 +125,15 @@ class Session:
         self.info.model = model
 
     def _write(self, line: bytes) -> None:
-        if self._fd is None:
+        if self._closed:
             raise SessionError(f"session {self.key} is closed")
+        created = False
+        if self._fd is None:  # deferred: the file appears with its first line
+            try:
+                self._fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            except OSError as e:
+                raise self._save_error(e) from e
+            line, self._deferred, created = (self._deferred or b"") + line, None, True
         if self._needs_newline:
             line = b"\n" + line  # a failed write may have left part of a line
         try:
@@ -128,12 +142,17 @@ class Session:
             self._needs_newline = True
             with contextlib.suppress(OSError):
                 self._size = os.fstat(self._fd).st_size
-            raise SessionError(
-                f"could not save to session {self.key} ({self.path}): {e.strerror or e}. "
-                "Free some disk space or check the directory's permissions."
-            ) from e
+            raise self._save_error(e) from e
         self._needs_newline = False
         self._size += len(line)
+        if created:
+            self._store._index.append(self._index_entry())
+
+    def _save_error(self, e: OSError) -> SessionError:
+        return SessionError(
+            f"could not save to session {self.key} ({self.path}): {e.strerror or e}. "
+            "Free some disk space or check the directory's permissions."
+        )
 
     def _index_entry(self) -> dict[str, Any]:
         return {
@@ -155,6 +174,12 @@ class Session:
             del OPEN_SESSIONS[str(self.path)]
         fd, lock_fd = self._fd, self._lock_fd
         self._fd = self._lock_fd = None
+        self._closed = True
+        if self._deferred is not None and lock_fd is not None:
+            # Never written: no session file exists, so the lock file goes too (under
+            # the flock, as delete() does).
+            with contextlib.suppress(OSError):
+                self._store._lock_path(self.path).unlink()
         if fd is not None:
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -166,7 +191,7 @@ class Session:
 
     @property
     def closed(self) -> bool:
-        return self._fd is None
+        return self._closed
 
     def __enter__(self) -> Session:
         return self

@@ -111,8 +111,11 @@ class SessionStore:
 
     # ------------------------------------------------------------ open / read
 
-    def open(self, key: str, *, model: str | None = None, create: bool = True) -> Session:
-        """Open for appending, taking the session's exclusive lock (never waits)."""
+    def open(
+        self, key: str, *, model: str | None = None, create: bool = True, lazy: bool = False
+    ) -> Session:
+        """Open for appending, taking the session's exclusive lock (never waits). With
+        `lazy`, a new session's file is only created by its first message."""
         key = self.normalize_key(key)
         path = self._path(key)
         if str(path) in OPEN_SESSIONS:
@@ -133,20 +136,18 @@ class SessionStore:
                     raise SessionNotFound(f"no session {key!r}; it was just deleted") from None
                 data = b""
             parsed = parse_session_bytes(data, path.name)
+            if lazy and fresh and not data:
+                session = Session(self, key, path, None, lock_fd, parsed)
+                session._deferred = self._encode(self._header(key, session.info.created, model))
+                session.info.model = model
+                OPEN_SESSIONS[str(path)] = session
+                return session  # no file yet, so nothing to index either
             fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             session = Session(self, key, path, fd, lock_fd, parsed)
             if not parsed.ends_clean:
                 session._needs_newline = True  # the torn tail stays on its own line
             if not parsed.meta:
-                header = {
-                    "_type": "meta",
-                    "version": FORMAT_VERSION,
-                    "key": key,
-                    "created": session.info.created,
-                    "model": model,
-                    "title": None,
-                }
-                session._write(self._encode(header))
+                session._write(self._encode(self._header(key, session.info.created, model)))
                 session.info.model = model
             elif model is not None and model != session.info.model:
                 session._set_model(model)
@@ -168,6 +169,17 @@ class SessionStore:
         for w in parsed.warnings:
             log.warning("%s", w)
         return session
+
+    @staticmethod
+    def _header(key: str, created: str, model: str | None) -> dict[str, Any]:
+        return {
+            "_type": "meta",
+            "version": FORMAT_VERSION,
+            "key": key,
+            "created": created,
+            "model": model,
+            "title": None,
+        }
 
     def load_messages(self, key: str) -> list[dict[str, Any]]:
         """Every readable message, in order. Takes no lock; bad lines are logged and skipped."""
