@@ -63,9 +63,15 @@ class AgentDefaults(Section):
     max_tool_iterations: int = Field(20, ge=1)
     """How many model calls with tool use one turn may make."""
     token_budget: int = Field(128000, ge=1000)
-    """Context budget in tokens; history is compressed at 80 % of it."""
+    """Context budget in tokens; the context is compacted at 80 % of it. It must leave room
+    after the system prompt and tool schemas (picobot names the minimum)."""
     max_history_messages: int = Field(50, ge=2)
-    """How many stored messages are loaded back into context on resume."""
+    """How many stored messages are sent to the model at most (every process: resumed, long
+    TUI or `--json` runs); the session file keeps them all."""
+    compaction: Literal["summarize", "drop"] = "summarize"
+    """What replaces the older messages when the context reaches 80 % of tokenBudget:
+    `summarize`, a summary the model writes in one extra call (dropping if that call fails);
+    `drop`, a one-line notice."""
     context_window: int | None = Field(None, ge=1000)
     """The model's context window, if LiteLLM does not know it."""
     max_retries: int = Field(1, ge=0)

@@ -1,19 +1,34 @@
-"""Token estimates and the two ways history is cut: compression at 80 % of the budget, and
-the bound applied when a session is resumed. Both cut at "units" so an assistant message with
-`tool_calls` is never separated from its tool results."""
+"""Token estimates and the two ways the context is cut: compaction at 80 % of the budget,
+and the bound on how many stored messages are sent. Both cut at "units" so an assistant
+message with `tool_calls` is never separated from its tool results.
+
+One estimator serves the trigger, the cut and the gauge: chars/4 ("raw" tokens), scaled by
+the ratio between what the provider reported for the last call and the raw estimate of that
+same call. The cut works in raw tokens against a limit divided by that ratio, so a provider
+that counts 2x chars/4 (CJK text, dense code) gets a cut twice as deep.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
 
 COMPRESS_AT = 0.80
 KEEP_RATIO = 0.75
+HEAD_SHARE = 0.25  # the first exchanges may take at most this share of the budget
 _MESSAGE_OVERHEAD = 4  # role and framing tokens per message, as OpenAI counts them
+# Clamp for the calibrated ratio: a provider that reports only uncached prompt tokens (or a
+# stub that always says 10) must not make the context look empty and stop compaction.
+MIN_RATIO, MAX_RATIO = 0.5, 16.0
+SHORTENED = " …[shortened to fit the token budget]"
+_MIN_HEAD_CHARS = 200  # below this a shortened head says nothing useful: drop it instead
+COMPACTED_PREFIX = "[Compacted context]"
+"""Content prefix of the one system message that stands for what a compaction dropped."""
 
 
 def estimate_text(text: str) -> int:
@@ -38,43 +53,45 @@ def estimate_messages(messages: Sequence[Message]) -> int:
     return sum(estimate_message(m) for m in messages)
 
 
+def minimum_budget(fixed_tokens: int) -> int:
+    """The smallest tokenBudget whose compression threshold leaves room for a short message
+    (~256 tokens) after the system prompt and tool schemas, rounded up to a hundred."""
+    return math.ceil((fixed_tokens + 256) / COMPRESS_AT / 100) * 100
+
+
 @dataclass
 class TokenEstimator:
-    """Estimates prompt tokens, calibrated by what the provider reported for the last call.
+    """chars/4 scaled by the provider's tokens-per-estimated-token ratio of the last call.
 
-    After a call we remember how many messages it carried and the provider's `prompt_tokens`;
-    the next estimate is that figure plus a chars/4 estimate of only what is new. If the
-    history was rewritten (compression, resume) the calibration no longer matches and we fall
-    back to chars/4 for everything.
+    The ratio survives compaction and the message bound (it is a property of the provider
+    and the text, not of which messages are sent), so the trigger stays calibrated.
     """
 
-    _count: int = 0
-    _last_fingerprint: str | None = None
-    _reported: int | None = None
+    ratio: float = 1.0
 
-    @staticmethod
-    def _fingerprint(msg: Message) -> str:
-        return f"{msg.get('role')}:{len(str(msg.get('content')))}:{id(msg)}"
-
-    def calibrate(self, messages: Sequence[Message], prompt_tokens: int) -> None:
-        if not messages or prompt_tokens <= 0:
+    def calibrate(self, messages: Sequence[Message], prompt_tokens: int, extra: int = 0) -> None:
+        """`messages` (plus `extra` raw tokens: system prompt, schemas) were reported as
+        `prompt_tokens`."""
+        raw = estimate_messages(messages) + extra
+        if raw <= 0 or prompt_tokens <= 0:
             return
-        self._count = len(messages)
-        self._last_fingerprint = self._fingerprint(messages[-1])
-        self._reported = prompt_tokens
+        self.ratio = min(MAX_RATIO, max(MIN_RATIO, prompt_tokens / raw))
 
-    def reset(self) -> None:
-        self._reported = None
+    def scale(self, raw: int) -> int:
+        return math.ceil(raw * self.ratio)
 
     def estimate(self, messages: Sequence[Message], extra: int = 0) -> int:
-        n = self._count
-        if (
-            self._reported is not None
-            and 0 < n <= len(messages)
-            and self._fingerprint(messages[n - 1]) == self._last_fingerprint
-        ):
-            return self._reported + estimate_messages(messages[n:]) + extra
-        return estimate_messages(messages) + extra
+        return self.scale(estimate_messages(messages) + extra)
+
+
+def is_compacted(msg: Message) -> bool:
+    """The message a compaction put in place of what it dropped (summary or notice)."""
+    content = msg.get("content")
+    return (
+        msg.get("role") == "system"
+        and isinstance(content, str)
+        and content.startswith(COMPACTED_PREFIX)
+    )
 
 
 def units(messages: Sequence[Message]) -> list[list[Message]]:
@@ -97,20 +114,30 @@ def units(messages: Sequence[Message]) -> list[list[Message]]:
     return out
 
 
-def _exchange_heads(messages: Sequence[Message], count: int) -> list[Message]:
+def _flat(groups: Sequence[Sequence[Message]]) -> list[Message]:
+    return [m for g in groups for m in g]
+
+
+def _is_user(msg: Message) -> bool:
+    return msg.get("role") == "user"
+
+
+def _exchange_heads(messages: Sequence[Message], count: int) -> tuple[list[Message], int]:
     """The first `count` exchanges, each reduced to its user message and the assistant's
-    final text reply (tool traffic in between is left out, so no pair is split)."""
+    final text reply (tool traffic in between is left out, so no pair is split), and the
+    index just after the last exchange taken."""
     head: list[Message] = []
     exchanges = 0
     i = 0
+    end = 0
     while i < len(messages) and exchanges < count:
-        if messages[i].get("role") != "user":
+        if not _is_user(messages[i]):
             i += 1
             continue
         user = messages[i]
         j = i + 1
         reply: Message | None = None
-        while j < len(messages) and messages[j].get("role") != "user":
+        while j < len(messages) and not _is_user(messages[j]):
             m = messages[j]
             if m.get("role") == "assistant" and not m.get("tool_calls") and m.get("content"):
                 reply = m
@@ -119,62 +146,167 @@ def _exchange_heads(messages: Sequence[Message], count: int) -> list[Message]:
         if reply is not None:
             head.append(reply)
         exchanges += 1
-        i = j
-    return head
+        i = end = j
+    return head, end
+
+
+def shorten(msg: Message, cap: int) -> Message:
+    """`msg` with its text cut to `cap` characters (marked), unchanged when it fits."""
+    content = msg.get("content")
+    if not isinstance(content, str) or len(content) <= cap:
+        return msg
+    return {**msg, "content": content[: max(0, cap - len(SHORTENED))] + SHORTENED}
+
+
+def _fit_head(head: list[Message], limit: int) -> list[Message]:
+    """The head within `limit` raw tokens: whole, shortened (each text to the same cap), one
+    exchange, or nothing."""
+    while head:
+        if estimate_messages(head) <= limit:
+            return head
+        cap = (limit - _MESSAGE_OVERHEAD * len(head)) * 4 // len(head)
+        if cap >= _MIN_HEAD_CHARS:
+            short = [shorten(m, cap) for m in head]
+            if estimate_messages(short) <= limit:
+                return short
+        # Drop the second exchange (its user message and reply), then the first.
+        second = [i for i, m in enumerate(head) if _is_user(m)]
+        head = head[: second[1]] if len(second) > 1 else []
+    return []
 
 
 @dataclass(frozen=True)
 class Cut:
-    messages: list[Message]
-    dropped: int
+    """What a compaction keeps (`head` + a summary in between + `tail`) and drops."""
+
+    head: list[Message]
+    tail: list[Message]
+    dropped: list[Message] = field(default_factory=list)
+    removed: int = 0
+    """How many messages of the input are not in head + tail."""
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.head + self.tail
+
+    @property
+    def changed(self) -> bool:
+        return self.removed > 0 or bool(self.dropped)
 
 
-def _keep_head_and_tail(messages: Sequence[Message], head: list[Message], fits: Any) -> Cut:
-    head_ids = {id(m) for m in head}
-    # The tail may not reach back into the head's exchanges.
-    last_head_index = max((i for i, m in enumerate(messages) if id(m) in head_ids), default=-1)
-    boundary = last_head_index + 1
-    if head:
-        # Skip the rest of the head's last exchange: it was summarised by the head.
-        while boundary < len(messages) and messages[boundary].get("role") != "user":
-            boundary += 1
-    tail: list[Message] = []
-    for unit in reversed(units(messages[boundary:])):
-        if not fits(tail, unit):
-            break
-        tail[0:0] = unit
-    kept = head + tail
-    return Cut(kept, len(messages) - len(kept))
+def _current_start(flat: Sequence[Message]) -> int:
+    """Index of the current (last) user message; len(flat) when there is none."""
+    for i in range(len(flat) - 1, -1, -1):
+        if _is_user(flat[i]):
+            return i
+    return len(flat)
 
 
-def compress(messages: Sequence[Message], budget: int, fixed_tokens: int = 0) -> Cut:
-    """Keep the first 2 exchanges and as many recent messages as fit in 75 % of `budget`.
+def compress(
+    messages: Sequence[Message],
+    budget: int,
+    fixed_tokens: int = 0,
+    *,
+    ratio: float = 1.0,
+    reserve: int = 0,
+) -> Cut:
+    """Cut the context to 75 % of `budget` (real tokens; raw estimates times `ratio`).
 
-    `fixed_tokens` is what the system prompt and tool schemas take.
+    Kept, in order of priority: the current user message; the current turn's tool rounds,
+    newest first (the oldest go only when the whole turn cannot fit); the first two
+    exchanges, within a quarter of the budget (shortened or dropped beyond that); then as
+    many recent messages as fit. `fixed_tokens` (raw) is the system prompt and tool schemas,
+    `reserve` (raw) the room kept for the summary that replaces the dropped middle. A
+    previous summary is never kept in the tail: the new one covers it.
     """
-    target = int(budget * KEEP_RATIO) - fixed_tokens
-    head = _exchange_heads(messages, 2)
-    while head and estimate_messages(head) > target // 2:
-        head = head[:-2] if len(head) > 2 else []
-    used = estimate_messages(head)
+    flat = _flat(units(messages))
+    limit = int(budget * KEEP_RATIO / ratio) - fixed_tokens - reserve
+    cur = _current_start(flat)
+    past, turn = flat[:cur], units(flat[cur:])
 
-    def fits(tail: list[Message], unit: list[Message]) -> bool:
-        return used + estimate_messages(tail) + estimate_messages(unit) <= target
+    # 1. The current turn: the user message always, then its rounds from the newest back.
+    kept_turn: list[list[Message]] = []
+    turn_dropped: list[Message] = []
+    used = 0
+    if turn:
+        used = estimate_messages(turn[0])
+        rounds = turn[1:]
+        take = len(rounds)
+        total = used + estimate_messages(_flat(rounds))
+        while take > 1 and total > limit:  # the newest round always stays
+            total -= estimate_messages(rounds[len(rounds) - take])
+            take -= 1
+        kept_turn = [turn[0], *rounds[len(rounds) - take :]]
+        turn_dropped = _flat(rounds[: len(rounds) - take])
+        used = total
 
-    return _keep_head_and_tail(messages, head, fits)
+    # 2. The head: the first two exchanges before any earlier summary.
+    last_summary = max((i for i, m in enumerate(past) if is_compacted(m)), default=None)
+    head_src = past[:last_summary] if last_summary is not None else past
+    head_msgs, head_end = _exchange_heads(head_src, 2)
+    head = _fit_head(head_msgs, max(0, min(int(budget * HEAD_SHARE / ratio), limit - used)))
+    used += estimate_messages(head)
+    if last_summary is not None:
+        start = last_summary + 1
+        before = past[: last_summary + 1]  # the previous head and summary
+    else:
+        start = head_end if head else 0
+        before = past[:start]
+    head_ids = {id(m) for m in head_msgs[: len(head)]}  # `head` keeps a prefix of them
+    dropped = [m for m in before if id(m) not in head_ids]
+
+    # 3. Recent messages of earlier turns, newest first, while they fit.
+    recent = units(past[start:])
+    take = 0
+    for unit in reversed(recent):
+        cost = estimate_messages(unit)
+        if used + cost > limit:
+            break
+        used += cost
+        take += 1
+    dropped += _flat(recent[: len(recent) - take]) + turn_dropped
+    tail = _flat(recent[len(recent) - take :]) + _flat(kept_turn)
+    removed = len(messages) - len(head) - len(tail)
+    if not dropped and head == head_msgs:
+        removed = len(messages) - len(flat)  # only orphans went: nothing was compacted
+    return Cut(head, tail, dropped, removed)
 
 
 def bound_history(messages: Sequence[Message], max_messages: int) -> list[Message]:
-    """The context loaded on resume: the first exchange plus the most recent messages, at
-    most `max_messages` in all, never splitting a tool pair."""
-    if len(messages) <= max_messages:
-        return [m for unit in units(messages) for m in unit]
-    head = _exchange_heads(messages, 1)
-    if len(head) >= max_messages:
-        head = []
+    """What is sent of the stored history: the compacted prefix (head and summary) or the
+    first exchange, plus the most recent messages, at most `max_messages` in all, never
+    splitting a tool pair. The current user message always stays; of its turn the oldest
+    rounds go first."""
+    flat = _flat(units(messages))
+    if len(flat) <= max_messages:
+        return flat
+    cur = _current_start(flat)
+    last_summary = max((i for i, m in enumerate(flat[:cur]) if is_compacted(m)), default=None)
+    if last_summary is not None:
+        head, start = flat[: last_summary + 1], last_summary + 1
+    else:
+        head, start = _exchange_heads(flat[:cur], 1)
+    turn = units(flat[cur:])
+    if len(head) + (len(turn[0]) if turn else 0) > max_messages:
+        head = [m for m in head if is_compacted(m)][-1:]  # keep only the summary, if any
     limit = max_messages - len(head)
-
-    def fits(tail: list[Message], unit: list[Message]) -> bool:
-        return len(tail) + len(unit) <= limit
-
-    return _keep_head_and_tail(messages, head, fits).messages
+    kept: list[list[Message]] = []
+    n = 0
+    if turn:  # the user message, then its rounds from the newest back
+        kept, n = [turn[0]], len(turn[0])
+        rounds: list[list[Message]] = []
+        for unit in reversed(turn[1:]):
+            if n + len(unit) > limit:
+                break
+            rounds.insert(0, unit)
+            n += len(unit)
+        kept += rounds
+        if len(rounds) < len(turn) - 1:
+            return head + _flat(kept)
+    older: list[list[Message]] = []
+    for unit in reversed(units(flat[start:cur])):
+        if n + len(unit) > limit:
+            break
+        older.insert(0, unit)
+        n += len(unit)
+    return head + _flat(older) + _flat(kept)

@@ -114,10 +114,18 @@ class BudgetChanged:
 
 @dataclass(frozen=True)
 class HistoryCompressed:
+    """The context was compacted. `note` says what happened in one line; `summary` is the
+    text the model wrote in place of the dropped messages ("" when they were only dropped:
+    `strategy` "drop", by config or because the summary call failed); `extra_tokens` what
+    the summary call cost (prompt + completion)."""
+
     dropped_messages: int
     before_tokens: int
     after_tokens: int
-    summary: str
+    note: str
+    summary: str = ""
+    strategy: Literal["summarize", "drop"] = "drop"
+    extra_tokens: int = 0
     type: Literal["history_compressed"] = "history_compressed"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from picobot_tui.config import Settings
 from picobot_tui.core import budget as budget_mod
+from picobot_tui.core import compaction
 from picobot_tui.core.context import ContextBuilder
 from picobot_tui.core.events import (
     ApprovalRequested,
@@ -24,6 +25,7 @@ from picobot_tui.core.events import (
     ErrorEvent,
     Event,
     HistoryCompressed,
+    Notice,
     Outcome,
     Retrying,
     StuckDetected,
@@ -35,7 +37,7 @@ from picobot_tui.core.events import (
     TurnStarted,
     UsageUpdated,
 )
-from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans, to_provider
+from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans
 from picobot_tui.core.model import (
     LLMError,
     ModelClient,
@@ -111,8 +113,9 @@ class AgentLoop:
         state = self._states.get(session.key)
         if state is None:
             repaired = heal_orphans(session)
+            # The context the last compaction left (its summary included), then the bound.
             history = budget_mod.bound_history(
-                [to_provider(m) for m in repaired], self.defaults.max_history_messages
+                compaction.stored_context(repaired), self.defaults.max_history_messages
             )
             state = SessionState(history=history)
             state.call_ids = {
@@ -143,31 +146,136 @@ class AgentLoop:
         budget = self.defaults.token_budget
         return BudgetChanged(tokens, budget, int(budget * budget_mod.COMPRESS_AT))
 
-    def _compress(self, state: SessionState, fixed: int) -> HistoryCompressed | None:
+    def fixed_cost(self) -> int:
+        """chars/4 of the system prompt and tool schemas: what every call costs at least."""
+        return self._fixed_tokens(self.context.build())
+
+    async def _compact(
+        self,
+        session: Session,
+        state: SessionState,
+        turn: TurnState,
+        fixed: int,
+        *,
+        force: bool = False,
+    ) -> AsyncIterator[Event]:
+        """Cut the context to 75 % of the budget (`force`, for /compact: to about half of
+        what it is now); the dropped middle becomes one summary (or notice) message,
+        recorded in the session so a resume sees the same context. Yields
+        HistoryCompressed (and a Notice when the summary call failed)."""
+        d = self.defaults
         before = state.estimator.estimate(state.history, fixed)
-        cut = budget_mod.compress(state.history, self.defaults.token_budget, fixed)
-        if cut.dropped == 0:
-            return None
-        state.history = cut.messages
-        state.estimator.reset()
-        after = budget_mod.estimate_messages(state.history) + fixed
-        return HistoryCompressed(
-            dropped_messages=cut.dropped,
+        room = compaction.summary_tokens(d.token_budget)
+        reserve = int(room / state.estimator.ratio) + 8  # raw tokens kept for the summary
+        target = d.token_budget
+        if force:
+            target = min(target, int(before / budget_mod.KEEP_RATIO / 2) + room)
+        cut = budget_mod.compress(
+            state.history, target, fixed, ratio=state.estimator.ratio, reserve=reserve
+        )
+        if not cut.changed:
+            return
+        summary, extra, strategy = "", 0, "drop"
+        if cut.dropped and d.compaction == "summarize":
+            try:
+                summary, extra = await self._summarise(cut.dropped, state, turn, room)
+                strategy = "summarize"
+            except LLMError as e:
+                log.warning("summary call failed, dropping instead: %s", e.message)
+                yield Notice(
+                    "compaction",
+                    f"The summary call failed ({e.message}); older messages were dropped "
+                    "from the context instead.",
+                )
+        content = (
+            compaction.summary_message(summary, room * 4)
+            if summary
+            else compaction.dropped_note(len(cut.dropped))
+        )
+        record = compaction.record(content, cut.head, len(cut.tail), len(cut.dropped), strategy)
+        record = clean_strings(self.scrub.scrub_obj(record))  # a summary may echo a secret
+        session.append(record)  # SessionError: run_turn reports it, the next turn reloads
+        state.history = [*cut.head, {"role": "system", "content": record["content"]}, *cut.tail]
+        after = state.estimator.estimate(state.history, fixed)
+        removed = max(cut.removed, len(cut.dropped))
+        yield HistoryCompressed(
+            dropped_messages=removed,
             before_tokens=before,
             after_tokens=after,
-            summary=(
-                f"dropped {cut.dropped} older messages from the context "
-                f"(~{before:,} → ~{after:,} tokens); the session file keeps them all"
+            note=(
+                f"dropped {removed} older messages from the context "
+                f"(~{before:,} → ~{after:,} tokens)"
+                + ("; a summary replaces them" if summary else "")
+                + "; the session file keeps them all"
             ),
+            summary=compaction.summary_of(record["content"]),
+            strategy=strategy,  # type: ignore[arg-type]
+            extra_tokens=extra,
+        )
+
+    async def _summarise(
+        self, dropped: list[dict[str, Any]], state: SessionState, turn: TurnState, room: int
+    ) -> tuple[str, int]:
+        """The summary call: returns the text and its cost in tokens; LLMError on failure."""
+        d = self.defaults
+        # The transcript may take what a normal call may: 75 % of the budget, in chars.
+        max_chars = int(d.token_budget * budget_mod.KEEP_RATIO / state.estimator.ratio) * 4
+        request = ModelRequest(
+            model=self.model_name,
+            messages=compaction.summary_request(dropped, max_chars - room * 4, room * 3 // 4),
+            tools=[],
+            max_tokens=min(d.max_tokens, room),
+            temperature=d.temperature,
+        )
+        turn.llm_calls += 1
+        text, usage = await compaction.summarise(self.model, request)
+        if usage is not None:
+            prompt, completion = usage.prompt_tokens, usage.completion_tokens
+            if usage.cost is not None:
+                turn.cost = (turn.cost or 0.0) + usage.cost
+                state.cost = (state.cost or 0.0) + usage.cost
+        else:
+            prompt = budget_mod.estimate_messages(request.messages)
+            completion = budget_mod.estimate_text(text)
+        turn.prompt_tokens += prompt
+        turn.completion_tokens += completion
+        return text, prompt + completion
+
+    def _too_big(self, state: SessionState, fixed: int, estimate: int) -> str:
+        """Why the turn stops budget_exhausted: the message itself, or the turn's context."""
+        d = self.defaults
+        compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
+        users = [m for m in state.history if m.get("role") == "user"]
+        content = users[-1].get("content") if users else ""
+        text = content if isinstance(content, str) else json.dumps(content)
+        size = state.estimator.estimate(users[-1:])
+        base = state.estimator.scale(fixed)
+        if base + size >= compress_at:
+            return (
+                f"Stopped: your message is too big for the context: ~{size:,} tokens "
+                f"({len(text):,} characters) plus ~{base:,} for the system prompt and tools, "
+                f"and tokenBudget is {d.token_budget:,} (the context must stay under 80 %, "
+                f"~{compress_at:,}). Send a shorter message (or save the text to a file and "
+                "ask picobot to read it), or raise agents.defaults.tokenBudget."
+            )
+        return (
+            f"Stopped: the context of this turn (~{estimate:,} tokens) stays over 80 % of "
+            f"tokenBudget ({d.token_budget:,}) even after compaction: the current message and "
+            "the newest tool results must stay. Start a new session, or raise "
+            "agents.defaults.tokenBudget."
         )
 
     async def compact(self, session: Session) -> AsyncIterator[Event]:
-        """Compress the context now (the /compact command)."""
-        state = self._state(session)
-        fixed = self._fixed_tokens(self.context.build())
-        event = self._compress(state, fixed)
-        if event is not None:
-            yield event
+        """Compact the context now (the /compact command): the same path as a turn's."""
+        try:
+            state = self._state(session)
+            fixed = self._fixed_tokens(self.context.build())
+            async for event in self._compact(session, state, TurnState(), fixed, force=True):
+                yield event
+        except SessionError as e:
+            self.forget(session.key)
+            yield ErrorEvent(str(e), STORAGE_ERROR)
+            return
         yield self._budget_event(state.estimator.estimate(state.history, fixed))
 
     # -- the turn ----------------------------------------------------------------------
@@ -294,19 +402,16 @@ class AgentLoop:
         last_call: str | None = None
         iteration = 0
         while True:
+            # maxHistoryMessages bounds what is sent in every process, not only on resume.
+            state.history = budget_mod.bound_history(state.history, d.max_history_messages)
             estimate = state.estimator.estimate(state.history, fixed)
             if estimate >= compress_at:
-                compressed = self._compress(state, fixed)
-                if compressed is not None:
-                    yield compressed
-                    estimate = compressed.after_tokens
+                async for event in self._compact(session, state, turn, fixed):
+                    yield event
+                estimate = state.estimator.estimate(state.history, fixed)
             yield self._budget_event(estimate)
-            if estimate >= d.token_budget:
-                msg = (
-                    f"Stopped: the context (~{estimate:,} tokens) exceeds tokenBudget "
-                    f"({d.token_budget:,}) even after compression. Start a new session, or "
-                    "raise agents.defaults.tokenBudget."
-                )
+            if estimate >= compress_at:  # the model is never called without the question
+                msg = self._too_big(state, fixed, estimate)
                 self._record(session, state, {"role": "assistant", "content": msg})
                 yield TurnFinished("budget_exhausted", msg, session.key)
                 return
@@ -465,7 +570,7 @@ class AgentLoop:
             prompt, completion = usage.prompt_tokens, usage.completion_tokens
             # The reported figure covers the system prompt and tool schemas too; the
             # estimator holds the history's share so `estimate(history, fixed)` adds it back.
-            state.estimator.calibrate(state.history, max(prompt - state.fixed_tokens, 1))
+            state.estimator.calibrate(messages[1:], prompt, state.fixed_tokens)
             if usage.cost is not None:
                 turn.cost = (turn.cost or 0.0) + usage.cost
                 state.cost = (state.cost or 0.0) + usage.cost

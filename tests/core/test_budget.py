@@ -1,4 +1,5 @@
-"""Compression and the resume bound never split a tool pair and keep the right ends."""
+"""Compaction cuts and the message bound: they keep the current message and turn, never split
+a tool pair, and land under the threshold (or say the turn cannot fit)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from picobot_tui.core.budget import (
+    COMPACTED_PREFIX,
+    COMPRESS_AT,
+    KEEP_RATIO,
+    SHORTENED,
     TokenEstimator,
     bound_history,
     compress,
     estimate_messages,
+    minimum_budget,
     units,
 )
 
@@ -75,18 +81,25 @@ def test_units_keep_pairs_and_drop_orphans() -> None:
     assert grouped[1][1]["tool_call_id"] == "a"
 
 
+def summary(text: str = "earlier") -> dict[str, Any]:
+    return {"role": "system", "content": f"{COMPACTED_PREFIX} {text}"}
+
+
 def test_compress_keeps_head_exchanges_and_recent_tail() -> None:
     msgs = conversation(40)
     budget = estimate_messages(msgs) // 3
     cut = compress(msgs, budget)
     kept = cut.messages
-    assert cut.dropped > 0
-    assert estimate_messages(kept) <= int(budget * 0.75)
+    assert cut.dropped and cut.removed > 0
+    assert estimate_messages(kept) <= int(budget * KEEP_RATIO)
     assert kept[0]["content"].startswith("question 0")
     assert kept[1]["content"].startswith("answer 0")
     assert kept[2]["content"].startswith("question 1")
     assert kept[-1]["content"].startswith("answer 39")
     assert_valid(kept)
+    # What is dropped is exactly what the summary has to cover, in order.
+    assert cut.dropped[0]["role"] == "assistant" and cut.dropped[0].get("tool_calls")
+    assert {id(m) for m in cut.dropped}.isdisjoint({id(m) for m in kept})
 
 
 def test_compress_accounts_for_fixed_tokens() -> None:
@@ -95,6 +108,62 @@ def test_compress_accounts_for_fixed_tokens() -> None:
     loose = compress(msgs, budget, fixed_tokens=0)
     tight = compress(msgs, budget, fixed_tokens=budget // 2)
     assert len(tight.messages) < len(loose.messages)
+
+
+def test_a_huge_current_message_is_never_dropped() -> None:
+    """Wrong-today 1: the 'first exchanges' could be emptied and the current message lost."""
+    msgs = [user("hello"), reply("hi"), user("Q? " + "x" * 30_000)]
+    cut = compress(msgs, 5000, fixed_tokens=1250)
+    assert cut.messages[-1] is msgs[-1]
+    # It cannot fit: the caller sees an estimate over the threshold and stops the turn.
+    assert estimate_messages(cut.messages) + 1250 > 5000 * COMPRESS_AT
+
+
+def test_current_turn_tool_rounds_survive_a_first_turn_compaction() -> None:
+    """Wrong-today 2: compacting during the first exchange kept none of the turn's rounds."""
+    msgs = [user("do the work")]
+    for i in range(6):
+        msgs += [calls(f"c{i}"), result(f"c{i}", "r" * 1200)]
+    budget = 6000  # 75 %: 4,500 tokens, the whole turn is ~1,900
+    cut = compress(msgs, budget, fixed_tokens=1250)
+    assert cut.messages == msgs and not cut.changed
+    # Tighter: the oldest rounds go first, the user message and the newest rounds stay.
+    cut = compress(msgs, 3000, fixed_tokens=1250)
+    kept = cut.messages
+    assert kept[0] is msgs[0] and kept[-1] is msgs[-1] and kept[-2] is msgs[-2]
+    assert 1 < len(kept) < len(msgs)
+    assert cut.dropped[0] is msgs[1]
+    assert_valid(kept)
+
+
+def test_cut_scales_with_the_provider_ratio() -> None:
+    """Wrong-today 3: at 2x real tokens per chars/4 the cut must go twice as deep."""
+    msgs = conversation(30)
+    budget = estimate_messages(msgs) // 2
+    plain = compress(msgs, budget)
+    double = compress(msgs, budget, ratio=2.0)
+    assert estimate_messages(double.messages) * 2 <= budget * KEEP_RATIO
+    assert len(double.messages) < len(plain.messages)
+
+
+def test_head_is_shortened_then_dropped_beyond_a_quarter() -> None:
+    msgs = [user("a" * 8000), reply("b" * 8000), user("c" * 100), reply("d"), user("now?")]
+    cut = compress(msgs, 8000)  # a quarter: 2,000 tokens; the head alone is ~4,000
+    head = cut.head
+    assert head and all(m["content"].endswith(SHORTENED) for m in head if len(m["content"]) > 200)
+    assert estimate_messages(head) <= 8000 // 4
+    one = compress(msgs, 800)  # 200 tokens: only the first exchange, shortened
+    assert [m["role"] for m in one.head] == ["user", "assistant"]
+    tiny = compress(msgs, 400)  # 100 tokens: nothing useful fits, the head goes
+    assert tiny.head == [] and tiny.messages[-1] is msgs[-1]
+
+
+def test_an_earlier_summary_is_replaced_not_kept() -> None:
+    msgs = [user("q0"), reply("a0"), summary(), *conversation(10)[5:], user("now")]
+    cut = compress(msgs, estimate_messages(msgs) // 2)
+    assert not any(str(m.get("content")).startswith(COMPACTED_PREFIX) for m in cut.messages)
+    assert cut.dropped[0]["content"].startswith(COMPACTED_PREFIX)
+    assert [m["content"] for m in cut.head] == ["q0", "a0"]
 
 
 def test_bound_history_on_resume() -> None:
@@ -110,6 +179,24 @@ def test_bound_history_on_resume() -> None:
 def test_bound_history_short_session_is_unchanged() -> None:
     msgs = conversation(2)
     assert bound_history(msgs, 50) == msgs
+
+
+def test_bound_keeps_the_current_message_of_a_long_turn() -> None:
+    msgs = [*conversation(3), user("the question")]
+    for i in range(40):
+        msgs += [calls(f"t{i}"), result(f"t{i}")]
+    kept = bound_history(msgs, 10)
+    assert len(kept) <= 10 and kept[-1] is msgs[-1]
+    assert any(m is msgs[15] for m in kept)  # "the question"
+    assert_valid(kept)
+
+
+def test_bound_keeps_the_summary_prefix() -> None:
+    msgs = [user("q0"), reply("a0"), summary(), *conversation(20)[:-1]]
+    kept = bound_history(msgs, 12)
+    assert [m["content"] for m in kept[:2]] == ["q0", "a0"]
+    assert kept[2]["content"].startswith(COMPACTED_PREFIX)
+    assert len(kept) <= 12 and kept[-1] is msgs[-1]
 
 
 @settings(max_examples=150, deadline=None)
@@ -133,15 +220,81 @@ def test_cuts_never_split_tool_pairs(shape: list[tuple[int, int]], limit: int, b
     assert_valid(compress(msgs, budget).messages)
 
 
-def test_estimator_calibrates_and_only_estimates_new_messages() -> None:
+def random_session(draw: Any) -> list[dict[str, Any]]:
+    """Earlier turns (maybe with a summary after the first two), then a current turn of
+    tool rounds in progress; message sizes from empty to ~40 KB."""
+    size = st.one_of(st.integers(0, 400), st.integers(400, 40_000))
+    msgs: list[dict[str, Any]] = []
+    turns = draw(st.integers(0, 12))
+    for n in range(turns):
+        msgs.append(user(f"u{n} " + "u" * draw(size)))
+        for r in range(draw(st.integers(0, 2))):
+            ids = [f"c{n}_{r}_{k}" for k in range(draw(st.integers(1, 2)))]
+            msgs.append(calls(*ids))
+            msgs += [result(i, "r" * draw(size)) for i in ids]
+        msgs.append(reply(f"a{n} " + "a" * draw(size)))
+        if n == 1 and draw(st.booleans()):
+            msgs.append(summary("s" * draw(st.integers(0, 2000))))
+    msgs.append(user("CURRENT " + "q" * draw(size)))
+    for r in range(draw(st.integers(0, 5))):
+        msgs.append(calls(f"now{r}"))
+        msgs.append(result(f"now{r}", "t" * draw(size)))
+    return msgs
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    budget=st.integers(2000, 200_000),
+    ratio=st.floats(0.5, 4.0),
+    fixed=st.integers(0, 1500),
+)
+def test_compaction_properties(data: Any, budget: int, ratio: float, fixed: int) -> None:
+    """Over random sessions, budgets and provider ratios: the current message is kept, tool
+    pairs are valid, and the estimate is under the threshold, or the must-keep part (the
+    current message and the turn's newest round) alone is over it: budget_exhausted."""
+    msgs = random_session(data.draw)
+    current = max(i for i, m in enumerate(msgs) if m["role"] == "user")
+    reserve = 100
+    cut = compress(msgs, budget, fixed, ratio=ratio, reserve=reserve)
+    kept = [*cut.head, summary(), *cut.tail]
+    assert any(m is msgs[current] for m in cut.tail)
+    assert_valid(kept)
+    est = TokenEstimator(ratio)
+    threshold = int(budget * COMPRESS_AT)
+    turn = units(msgs[current:])
+    must = [*turn[0], *(turn[-1] if len(turn) > 1 else [])]
+    if est.estimate(must, fixed + reserve) <= int(budget * KEEP_RATIO):
+        assert est.estimate(cut.messages, fixed + reserve) <= int(budget * KEEP_RATIO)
+        assert est.estimate(cut.messages, fixed + reserve) < threshold
+        # The whole current turn stays whenever it fits.
+        if est.estimate(msgs[current:], fixed + reserve) <= int(budget * KEEP_RATIO):
+            assert cut.tail[-len(msgs[current:]) :] == msgs[current:]
+    else:
+        assert cut.tail[-len(must) :] == must  # kept even so; the loop stops the turn
+    # Every message is kept, dropped (for the summary) or stands shortened in the head.
+    accounted = {id(m) for m in cut.messages} | {id(m) for m in cut.dropped}
+    missing = [m for m in msgs if id(m) not in accounted]
+    copies = [h for h in cut.head if all(h is not m for m in msgs)]
+    assert len(missing) == len(copies)
+    for original, copy in zip(missing, copies, strict=True):
+        assert copy["content"].removesuffix(SHORTENED) in original["content"]
+
+
+def test_estimator_scales_chars_by_the_reported_ratio() -> None:
     est = TokenEstimator()
     msgs = conversation(3)
-    raw = est.estimate(msgs)
-    assert raw == estimate_messages(msgs)
-    est.calibrate(msgs, 5000)
-    assert est.estimate(msgs) == 5000
-    extra = user("z" * 400)
-    msgs.append(extra)
-    assert est.estimate(msgs) == 5000 + estimate_messages([extra])
-    # A rewritten history (compression) no longer matches the calibration.
-    assert est.estimate(msgs[5:]) == estimate_messages(msgs[5:])
+    raw = estimate_messages(msgs)
+    assert est.estimate(msgs) == raw
+    est.calibrate(msgs, raw * 2, extra=0)
+    assert est.estimate(msgs) == raw * 2
+    # The ratio holds for messages never sent (a compacted context, new messages).
+    assert est.estimate(msgs[5:]) == estimate_messages(msgs[5:]) * 2
+    # A provider that reports next to nothing cannot make the context look empty.
+    est.calibrate(msgs, 10)
+    assert est.ratio == 0.5
+
+
+def test_minimum_budget_leaves_room_above_the_fixed_cost() -> None:
+    assert minimum_budget(1250) == 1900
+    assert minimum_budget(1250) * COMPRESS_AT >= 1250 + 256

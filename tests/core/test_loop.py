@@ -192,7 +192,7 @@ async def test_budget_compression_emits_event_and_keeps_pairs() -> None:
     for i in range(6):
         steps.append(tool_call("list_dir", {"path": f"./{i}"}, call_id=f"c{i}"))
         steps.append(text(big))
-    rt, model, _ = make(steps, token_budget=3000)
+    rt, model, _ = make(steps, token_budget=3000, compaction="drop")
     session = None
     compressed = []
     for i in range(6):
@@ -202,8 +202,10 @@ async def test_budget_compression_emits_event_and_keeps_pairs() -> None:
     assert compressed[0].after_tokens < compressed[0].before_tokens
     for req in model.requests:
         assert_valid([m for m in req.messages if m["role"] != "system"])
-    # The session file keeps everything.
-    assert len(stored(rt, session.key)) == 6 * 4
+    # The session file keeps everything, plus one record per compaction.
+    lines = stored(rt, session.key)
+    assert len([m for m in lines if "compaction" not in m]) == 6 * 4
+    assert len([m for m in lines if "compaction" in m]) == len(compressed)
 
 
 async def test_budget_exhausted_gives_clear_message() -> None:

@@ -1,0 +1,176 @@
+"""Summarised compaction: the request that asks the model for a summary of what a cut drops,
+the message that stands for it in the context, and the record of it in the session file.
+
+A compaction is stored as one `system` message carrying a `compaction` key: its content is
+the summary (or a notice when messages were only dropped), `head` the first exchanges as
+they were kept (maybe shortened), `tail` how many of the messages stored before it stayed.
+Every original message stays in the file; `stored_context` rebuilds from the last record
+exactly the context the live process had, so a resume sees what the model saw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from picobot_tui.core.budget import (
+    COMPACTED_PREFIX,
+    is_compacted,
+    units,
+)
+from picobot_tui.core.history import to_provider
+from picobot_tui.core.model import LLMError, ModelClient, ModelRequest, TextChunk, UsageChunk
+
+Message = dict[str, Any]
+
+SUMMARY_HEADER = (
+    f"{COMPACTED_PREFIX} Summary of the earlier conversation, written when older messages "
+    "left the context to fit the token budget (the session file keeps them all):\n\n"
+)
+SUMMARY_SYSTEM = (
+    "You write summaries of conversations between a user and picobot, a coding agent, so "
+    "that the agent can carry on after the older messages leave its context."
+)
+SUMMARY_REQUEST = (
+    "Write a summary of the conversation so far (the transcript above) for the agent to "
+    "continue from: the user's goals and preferences, decisions taken, facts learned, the "
+    "files, commands and results that matter, what was done and what is still open. Be "
+    "concrete and brief: at most {words} words. Reply with the summary only."
+)
+_TOOL_RESULT_CHARS = 1500  # a tool result's share of the transcript: the gist is enough
+
+
+def summary_tokens(budget: int) -> int:
+    """Room for the summary: a tenth of the budget, between 128 and 2,048 tokens."""
+    return max(128, min(2048, budget // 10))
+
+
+def dropped_note(count: int) -> str:
+    return (
+        f"{COMPACTED_PREFIX} {count} earlier messages of this conversation were left out "
+        "of the context to fit the token budget (the session file keeps them)."
+    )
+
+
+def summary_message(summary: str, max_chars: int) -> str:
+    text = summary.strip()
+    if len(text) > max_chars:  # a model that ignored the word limit
+        text = text[: max(0, max_chars - 1)] + "…"
+    return SUMMARY_HEADER + text
+
+
+def summary_of(content: str) -> str:
+    """The model's text of a summary message ("" for a notice)."""
+    return content[len(SUMMARY_HEADER) :] if content.startswith(SUMMARY_HEADER) else ""
+
+
+def _line(msg: Message) -> str:
+    role = msg.get("role")
+    content = msg.get("content")
+    text = content if isinstance(content, str) else json.dumps(content) if content else ""
+    if role == "tool":
+        if len(text) > _TOOL_RESULT_CHARS:
+            text = text[:_TOOL_RESULT_CHARS] + f" …[{len(text) - _TOOL_RESULT_CHARS} more chars]"
+        return f"TOOL RESULT ({msg.get('name') or 'tool'}): {text}"
+    if role == "system":
+        if is_compacted(msg):
+            return "EARLIER SUMMARY: " + (summary_of(text) or text[len(COMPACTED_PREFIX) :])
+        return f"NOTE: {text}"
+    parts = [f"{str(role).upper()}: {text}"] if text else []
+    for call in msg.get("tool_calls") or ():
+        fn = call.get("function", {})
+        parts.append(f"ASSISTANT CALLED {fn.get('name', '?')}({fn.get('arguments', '')})")
+    return "\n".join(parts)
+
+
+def transcript(messages: Sequence[Message], max_chars: int) -> str:
+    """The messages as plain text within `max_chars`: an earlier summary first, then the
+    newest lines that fit (older ones are counted, not shown)."""
+    lines = [line for m in messages if (line := _line(m))]
+    summaries = [line for line in lines if line.startswith("EARLIER SUMMARY: ")]
+    rest = [line for line in lines if not line.startswith("EARLIER SUMMARY: ")]
+    room = max_chars - sum(len(s) + 2 for s in summaries)
+    shown: list[str] = []
+    for line in reversed(rest):
+        if len(line) + 2 > room:
+            break
+        shown.insert(0, line)
+        room -= len(line) + 2
+    left_out = len(rest) - len(shown)
+    head = [f"[{left_out} older messages are not shown]"] if left_out else []
+    return "\n\n".join(summaries + head + shown)
+
+
+def summary_request(dropped: Sequence[Message], max_chars: int, words: int) -> list[Message]:
+    """The messages of the summary call: its last message is a user message asking for a
+    summary of the conversation so far (the dropped messages, as a transcript)."""
+    text = transcript(dropped, max_chars)
+    return [
+        {"role": "system", "content": SUMMARY_SYSTEM},
+        {
+            "role": "user",
+            "content": "Transcript of the conversation so far:\n\n"
+            + text
+            + "\n\n"
+            + SUMMARY_REQUEST.format(words=words),
+        },
+    ]
+
+
+async def summarise(model: ModelClient, request: ModelRequest) -> tuple[str, UsageChunk | None]:
+    """One model call, no retries (a failure falls back to dropping). Tool calls are
+    ignored: only the text counts. LLMError when the call fails or the text is empty."""
+    parts: list[str] = []
+    usage: UsageChunk | None = None
+    async for chunk in model.stream(request):
+        if isinstance(chunk, TextChunk):
+            parts.append(chunk.text)
+        elif isinstance(chunk, UsageChunk):
+            usage = chunk
+    text = "".join(parts).strip()
+    if not text:
+        raise LLMError("the model returned an empty summary", kind="protocol", transient=False)
+    return text, usage
+
+
+def record(content: str, head: list[Message], tail: int, dropped: int, strategy: str) -> Message:
+    """The session-file line of one compaction."""
+    return {
+        "role": "system",
+        "content": content,
+        "compaction": {"head": head, "tail": tail, "dropped": dropped, "strategy": strategy},
+    }
+
+
+def _is_record(msg: Message) -> bool:
+    return msg.get("role") == "system" and isinstance(msg.get("compaction"), dict)
+
+
+def _head_message(m: Any) -> Message | None:
+    """A stored head message as it may be sent (None for a damaged, hand-edited one)."""
+    if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+        return None
+    if not isinstance(m.get("content"), str) or m.get("tool_calls"):
+        return None
+    return {"role": m["role"], "content": m["content"]}
+
+
+def stored_context(messages: Sequence[Message]) -> list[Message]:
+    """The provider messages of the context a session's stored (repaired) messages stand
+    for: after the last compaction record, its head, its summary, the `tail` messages
+    stored before it and everything stored after it."""
+    last = max((i for i, m in enumerate(messages) if _is_record(m)), default=None)
+    if last is None:
+        return [to_provider(m) for m in messages]
+    info = messages[last]["compaction"]
+    before = [to_provider(m) for m in messages[:last] if not _is_record(m)]
+    after = [to_provider(m) for m in messages[last + 1 :] if not _is_record(m)]
+    raw_head = info.get("head") if isinstance(info.get("head"), list) else []
+    head = [h for m in raw_head if (h := _head_message(m)) is not None]
+    tail = info.get("tail")
+    k = min(max(tail, 0), len(before)) if isinstance(tail, int) else 0
+    summary = {"role": "system", "content": messages[last]["content"]}
+    # units() drops a result whose call the tail cut off (a damaged or hand-edited file).
+    kept = head + [summary] + (before[len(before) - k :] if k else []) + after
+    return [m for unit in units(kept) for m in unit]
