@@ -209,6 +209,12 @@ class PicobotApp(App[int]):
                 confirm=self.confirm,
                 model_client=self._model_client,
             )
+            from picobot_tui.run_context import budget_problem
+
+            if problem := budget_problem(self.runtime):  # a config error, like the CLI's
+                self.start_error = RunError(problem, 2)
+                self.exit(2, return_code=2)
+                return False
         else:
             self.runtime.loop.confirm = self.confirm
         if not self.deterministic:

@@ -51,6 +51,23 @@ def credentials_problem(settings: Settings, model: str) -> str | None:
     return check_credentials(settings, model)
 
 
+def budget_problem(runtime: Runtime) -> str | None:
+    """A tokenBudget too small for the system prompt and tool schemas (every turn would
+    fail or drop every message): a config error naming the minimum."""
+    from picobot_tui.core.budget import minimum_budget
+
+    budget = runtime.settings.agents.defaults.token_budget
+    fixed = runtime.loop.fixed_cost()
+    minimum = minimum_budget(fixed)
+    if budget >= minimum:
+        return None
+    return (
+        f"agents.defaults.tokenBudget is {budget:,}, but the system prompt and tool schemas "
+        f"alone take ~{fixed:,} tokens: the minimum is {minimum:,} (a few thousand more "
+        "leaves room to work)."
+    )
+
+
 def open_session(runtime: Runtime, raw: str | None, model: str, *, lazy: bool = False) -> Session:
     """The session to work on: a new one (with `lazy`, its file waits for the first
     message) or the one `raw` names."""
@@ -81,7 +98,7 @@ def open_run(
     model = opts.model or settings.agents.defaults.model
     runtime = build_runtime(settings, model=model, confirm=confirm)
     setup_logging(settings.log_path, runtime.scrub, to_stderr=opts.logs)
-    problem = credentials_problem(settings, model)
+    problem = budget_problem(runtime) or credentials_problem(settings, model)
     if problem:
         raise RunError(problem, 2)
     session = open_session(runtime, opts.session, model, lazy=lazy)
