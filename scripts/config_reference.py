@@ -28,7 +28,9 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
             continue
         default = field.get_default(call_default_factory=True)
         shown = "—" if default is None else f"`{json.dumps(default)}`"
-        out.append(f"| `{key}` | {shown} | {(field.description or '').replace('|', '/')} |")
+        # One line per cell: a docstring's line breaks would end the table row.
+        meaning = " ".join((field.description or "").split()).replace("|", "/")
+        out.append(f"| `{key}` | {shown} | {meaning} |")
     return out
 
 
