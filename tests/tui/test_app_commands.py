@@ -10,7 +10,7 @@ from pathlib import Path
 from picobot_tui.widgets.blocks import AssistantMessage, Notice, UserMessage
 from rich.markdown import Markdown as RichMarkdown
 
-from picobot_tui.core.scripted import text, tool_call
+from picobot_tui.core.scripted import ScriptedModel, text, tool_call
 from picobot_tui.tui_commands import parse_slash
 from tests.tui.app_support import (
     GatedModel,
@@ -20,6 +20,7 @@ from tests.tui.app_support import (
     wait_for,
     wait_idle,
 )
+from tests.tui.compaction_support import answering
 
 
 def test_parse_slash():
@@ -165,9 +166,9 @@ async def test_export_and_copy(settings, tmp_path, monkeypatch):
 
 
 async def test_compact_command(settings):
-    settings.agents.defaults.token_budget = 2000
-    long = "word " * 300
-    app = make_app(settings, [text(long), text(long)])
+    settings.agents.defaults.token_budget = 3000
+    long = "word " * 200
+    app = make_app(settings, ScriptedModel([], default=answering(long)))
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, "/compact")
         await pilot.pause()

@@ -17,6 +17,7 @@ from tests.tui.app_support import (
     wait_for,
     wait_idle,
 )
+from tests.tui.compaction_support import answering
 
 
 async def test_sending_a_message_streams_markdown_then_freezes_it(settings):
@@ -85,19 +86,19 @@ async def test_tool_calls_show_in_timeline_and_inline_with_final_status(settings
 
 
 async def test_gauge_follows_usage_and_shows_compression(settings):
-    settings.agents.defaults.token_budget = 2000
-    long = "word " * 300
-    steps = [[*text(long)[:-1], UsageChunk(1234, 56, cost=0.0123)], text(long), text(long)]
-    app = make_app(settings, steps)
+    settings.agents.defaults.token_budget = 3000
+    long = "word " * 500
+    first = [*text(long)[:-1], UsageChunk(1234, 56, cost=0.0123)]
+    app = make_app(settings, ScriptedModel([first], default=answering(long)))
     async with app.run_test(size=(120, 36)) as pilot:
         gauge = app.gauge
-        assert gauge.budget == 2000 and gauge.prompt_tokens is None
+        assert gauge.budget == 3000 and gauge.prompt_tokens is None
         await type_and_send(pilot, "first " + long)
         await wait_idle(pilot)
         assert (gauge.prompt_tokens, gauge.completion_tokens) == (1234, 56)
         assert gauge.session_cost == 0.0123
         assert "$0.0123" in str(gauge.render())
-        assert gauge.threshold == 1600 and gauge.estimated > 0
+        assert gauge.threshold == 2400 and gauge.estimated > 0
         assert "compresses" in str(gauge.render())
         for n in range(2):
             await type_and_send(pilot, f"more {n} " + long)
