@@ -22,9 +22,17 @@ class _AppendableSession(Protocol):
     def append(self, message: Message) -> None: ...
 
 
+_ROLE_ONLY = {"tool_calls": "assistant", "tool_call_id": "tool"}
+
+
 def to_provider(message: Message) -> Message:
-    """Only the keys a provider understands (drops ts, status, interrupted, ...)."""
-    return {k: v for k, v in message.items() if k in PROVIDER_KEYS}
+    """Only the keys a provider understands (drops ts, status, interrupted, ...), and
+    `tool_calls` / `tool_call_id` only on the role they belong to (a hand-edited user
+    message carrying `tool_calls` would be rejected by the provider on every resume)."""
+    role = message.get("role")
+    return {
+        k: v for k, v in message.items() if k in PROVIDER_KEYS and _ROLE_ONLY.get(k, role) == role
+    }
 
 
 def _missing_result(call: Message) -> Message:
