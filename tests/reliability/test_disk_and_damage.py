@@ -1,9 +1,10 @@
 """A full disk, undecodable input, damaged session lines and a bad workspace, each through
 the real `picobot` console script against the local test server (issue 10, points 13-19).
 
-The full disk is real: PICOBOT_HOME is a tmpfs of a few pages (`mount -t tmpfs -o size=…`,
-so these tests need root or CAP_SYS_ADMIN and are skipped without it), filled up to the last
-block by a filler file, at start or from inside the server while a turn is running.
+The full disk is real: PICOBOT_HOME is a 512 KiB tmpfs (`mount -t tmpfs -o size=…`, so
+these tests need root or CAP_SYS_ADMIN and are skipped without it), filled up to the last
+block by a filler file, at start or from inside the server while a turn is running (ENOSPC).
+The same failures are also provoked without root by RLIMIT_FSIZE in the child (EFBIG).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import contextlib
 import errno
 import json
 import os
+import resource
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,8 +79,16 @@ def session_files_in(home: Path) -> list[Path]:
     return [p for p in (home / "sessions").glob("*") if p.name.startswith("cli_")]
 
 
-def run(home: Path, *args: str, stdin: str | bytes | None = None) -> subprocess.CompletedProcess:
+def run(
+    home: Path, *args: str, stdin: str | bytes | None = None, max_file_size: int | None = None
+) -> subprocess.CompletedProcess:
+    """The console script. `max_file_size`: RLIMIT_FSIZE in the child (a write past it
+    fails with EFBIG, SIGXFSZ ignored): a size limit any user can set, no mount needed."""
     from tests.headless.conftest import cli_env, picobot_exe
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_size, max_file_size))
 
     return subprocess.run(
         [*picobot_exe(), *args],
@@ -86,6 +97,7 @@ def run(home: Path, *args: str, stdin: str | bytes | None = None) -> subprocess.
         capture_output=True,
         env=cli_env(home, OPENAI_API_KEY=KEY),
         timeout=120,
+        preexec_fn=limit if max_file_size is not None else None,
     )
 
 
@@ -152,6 +164,35 @@ def test_full_disk_when_resuming_keeps_the_session_intact(small_disk, srv):
     assert path.read_bytes() == before
     free(home)
     assert [m["content"] for m in check_session_file(path).messages] == ["first", "first answer"]
+
+
+# -- 13 + 19: the same with a file size limit (no root needed) -------------------------------
+
+
+def test_a_size_limit_at_start_is_a_clear_error_and_leaves_no_session(picobot_home, srv):
+    write_config(picobot_home, srv.url)
+    (picobot_home / "workspace").mkdir()
+    done = run(picobot_home, "agent", "-m", "hello", max_file_size=0)
+    out, err = text(done)
+    assert done.returncode == 1, err
+    assert "Traceback" not in err and "Logging error" not in err, err
+    assert "File too large" in err and str(picobot_home / "sessions") in err
+    assert session_files_in(picobot_home) == []
+
+
+def test_a_size_limit_mid_turn_keeps_what_was_saved(picobot_home, srv):
+    """The question fits under the limit, the long answer does not."""
+    write_config(picobot_home, srv.url)
+    srv.script([text_reply("a long answer " * 400)])
+    done = run(picobot_home, "agent", "-m", "short question", max_file_size=1500)
+    out, err = text(done)
+    assert done.returncode == 1, err
+    assert "Traceback" not in err and "Logging error" not in err, err
+    assert "could not save to session" in err and "File too large" in err
+    found = _check_readable(picobot_home, "short question", ["user"])
+    srv.script([text_reply("resumed")])
+    done = run(picobot_home, "agent", "--session", found["key"], "-m", "again")
+    assert done.returncode == 0 and text(done)[0] == "resumed\n", text(done)
 
 
 # -- 13: full disk in the middle of a turn ---------------------------------------------------
