@@ -116,12 +116,17 @@ class EventRouter:
                 self.gauge.compressed(
                     event.dropped_messages, event.before_tokens, event.after_tokens
                 )
-                await conv.add_notice(
-                    "compress",
+                text = (
                     f"History compressed: dropped {event.dropped_messages} older messages from "
-                    f"the context ({event.before_tokens:,} → {event.after_tokens:,} tokens); "
-                    "the session file keeps them all.",
+                    f"the context ({event.before_tokens:,} → {event.after_tokens:,} tokens)"
                 )
+                if event.summary:
+                    await conv.add_summary_notice(
+                        f"{text}; a summary replaces them; the session file keeps them all.",
+                        event.summary,
+                    )
+                else:
+                    await conv.add_notice("compress", f"{text}; the session file keeps them all.")
                 self._summary()
             case Retrying():
                 self.state = "retrying"

@@ -465,6 +465,43 @@ class Notice(Block):
         return partial(Notice, self.kind, self.text, self.hint)
 
 
+class SummaryNotice(Notice):
+    """The notice of a summarised compaction: Enter (or a click) shows the summary the model
+    wrote in place of the dropped messages, so the user can read what the agent now knows."""
+
+    expanded: reactive[bool] = reactive(False)
+    BINDINGS: ClassVar = [Binding("enter,space", "toggle", "Show summary", show=False)]
+
+    def __init__(self, text: str, summary: str) -> None:
+        super().__init__("compress", text)
+        self.summary = summary
+
+    def _render_text(self) -> Content:
+        icon = NOTICE_ICONS.get(self.kind, "ℹ")
+        parts: list[str | tuple[str, str]] = [(f"{icon} ", "bold"), self.text]
+        if self.expanded:
+            parts += ["\n", ("Summary: ", "bold"), self.summary]
+        else:
+            parts += [("  ▸ enter: read the summary", "dim")]
+        return Content.assemble(*parts)
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        self.refresh(layout=True)
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def on_click(self, event: events.Click) -> None:
+        self.action_toggle()
+
+    def copy_text(self) -> str:
+        return f"{self.text}\n\n{self.summary}"
+
+    def rebuild(self) -> Callable[[], Block]:
+        return partial(SummaryNotice, self.text, self.summary)
+
+
 def status_style(status: str) -> str:
     """A theme-aware style for a tool status."""
     return {

@@ -27,7 +27,7 @@ from textual.widgets import Static
 
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
-from .blocks import AssistantMessage, Block, Notice, ToolBlock, UserMessage
+from .blocks import AssistantMessage, Block, Notice, SummaryNotice, ToolBlock, UserMessage
 
 WINDOW = 30
 """Blocks left mounted after old ones are unmounted, and shown when a session is resumed.
@@ -299,6 +299,12 @@ class ConversationPane(Vertical):
         async with self._lock:
             await self._end_text()
             return await self._add_block(Notice(kind, text, hint))  # type: ignore[return-value]
+
+    async def add_summary_notice(self, text: str, summary: str) -> Notice:
+        """A compaction notice that opens to show the summary."""
+        async with self._lock:
+            await self._end_text()
+            return await self._add_block(SummaryNotice(text, summary))  # type: ignore[return-value]
 
     async def clear(self) -> None:
         async with self._lock:

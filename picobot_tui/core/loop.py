@@ -107,6 +107,8 @@ class AgentLoop:
             settings.workspace_path, tool_names=tools.names() if tools else [], scrub=self.scrub
         )
         self._states: dict[str, SessionState] = {}
+        # One calibration for every session: the ratio belongs to the provider and the text.
+        self._estimator = budget_mod.TokenEstimator()
 
     # -- session state -----------------------------------------------------------------
     def _state(self, session: Session) -> SessionState:
@@ -117,7 +119,7 @@ class AgentLoop:
             history = budget_mod.bound_history(
                 compaction.stored_context(repaired), self.defaults.max_history_messages
             )
-            state = SessionState(history=history)
+            state = SessionState(history=history, estimator=self._estimator)
             state.call_ids = {
                 c.get("id", "") for m in session.messages for c in m.get("tool_calls") or ()
             }
