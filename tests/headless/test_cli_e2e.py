@@ -272,6 +272,11 @@ def test_signal_mid_stream_exits_cleanly_with_consistent_session(
 
 
 def test_secret_never_written(configured_home: Path, llm_server: OpenAITestServer) -> None:
+    # exec inherits the key here, so the scrubber is what keeps it out (the default "clean"
+    # environment would strip it: tests/reliability/test_sandbox.py).
+    config = json.loads((configured_home / "config.json").read_text())
+    config["tools"] = {"exec": {"env": "inherit"}}
+    (configured_home / "config.json").write_text(json.dumps(config))
     llm_server.script(
         [
             tool_call_reply("exec", {"command": "echo $OPENAI_API_KEY"}, id="e1"),
