@@ -39,6 +39,7 @@ MODULES = {
     "8": "bench.bench_08_session_append",
     "9": "bench.bench_09_many_sessions",
     "10": "bench.bench_10_loop_overhead",
+    "11": "bench.bench_11_compaction",
 }
 
 
