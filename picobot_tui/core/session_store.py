@@ -413,9 +413,11 @@ class SessionStore:
 
     def _live_entries(self) -> dict[str, dict[str, Any]]:
         """Index entries for exactly the session files on disk, repairing the index."""
+        # The index first, then the sizes: files only grow, so an honest line never claims
+        # more than the size seen after it (a writer adds its index line after its write).
+        indexed = self._index.read()
         sizes = self._sizes_on_disk()
         on_disk = set(sizes)
-        indexed = self._index.read()
         view = dict(indexed or {})
         missing = [k for k in on_disk if not is_complete(view.get(k))]
         # An entry claiming a larger file than there is cannot be true, and every later
