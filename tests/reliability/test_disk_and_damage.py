@@ -303,6 +303,27 @@ def test_non_utf8_argv_is_repaired_and_the_session_keeps_working(picobot_home, s
     assert text(done)[0] == "two\n"
 
 
+def test_json_messages_with_lone_surrogates_are_repaired(picobot_home, srv):
+    """Over --json, a JSON-escaped lone surrogate is repaired like argv's; raw invalid
+    UTF-8 in a line is refused as a protocol error (never stored)."""
+    write_config(picobot_home, srv.url)
+    srv.script([text_reply("one"), text_reply("two")])
+    lines = [
+        b'{"type": "message", "content": "caf\\udce9 escaped"}',
+        b'{"type": "message", "content": "caf\xe9 raw"}',
+        b'{"type": "message", "content": "then plain"}',
+    ]
+    done = run(picobot_home, "agent", "--json", stdin=b"\n".join(lines) + b"\n")
+    out, err = text(done)
+    assert done.returncode == 0, err
+    events = [json.loads(x) for x in out.splitlines()]
+    assert [e["kind"] for e in events if e["type"] == "error"] == ["protocol"]
+    finished = [e["content"] for e in events if e["type"] == "turn_finished"]
+    assert finished == ["one", "two"]
+    sent = [m["content"] for m in srv.last_body["messages"] if m["role"] == "user"]
+    assert sent == ["caf\ufffd escaped", "then plain"]
+
+
 def test_a_session_damaged_by_an_older_picobot_resumes(picobot_home, srv):
     """A file holding the JSON escape of a lone surrogate (what older picobots stored for
     `-m $'caf\\xe9'`): it used to fail every turn as "HTTP 500"."""
