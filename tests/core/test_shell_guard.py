@@ -73,6 +73,12 @@ ESCAPE_SPELLINGS: dict[str, str] = {
     "alias-body": "alias c='cat ../outside/secret.txt'\nc",
     "python-heredoc": "python3 - <<'PY'\nprint(open('../outside/secret.txt').read())\nPY",
     "env-prefix-dots": "D=.. sh -c 'cat $D/outside/secret.txt'",
+    "cd-double-dash": "cd -- ../outside && cat secret.txt",
+    "cdpath": "CDPATH=.. cd outside > /dev/null && cat secret.txt",
+    "ifs-split": "IFS=Q; x=catQ../outside/secret.txt; $x",
+    "strip-ops-hidden-dots": "y=.Q.; cat ${y%Q*}${y#*Q}/outside/secret.txt",
+    "home-then-bare-cd": "HOME=$(dirname $PWD); cd; cat outside/secret.txt",
+    "set-positional": 'set -- ../outside/secret.txt; cat "$1"',
 }
 
 

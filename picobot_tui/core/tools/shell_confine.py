@@ -14,7 +14,9 @@ workspace (absolute, `..` components, or through a symlink from any directory th
 may `cd` to), or when it holds a part whose value cannot be known. A text check of every
 value also catches paths inside code (`python -c "open('/etc/passwd')"`, `file://` URLs).
 The arguments of commands that take no paths (`echo`, `printf`, `test`, ...) are not judged
-(their redirections are). `sh -c`, `bash -c`, `eval`, `trap` and `alias` bodies are analysed
+(their redirections are). Setting IFS (but to whitespace), CDPATH, ENV or BASH_ENV is refused:
+they change how words split, where `cd` goes, what a shell runs first; so is a relative `cd`
+while CDPATH is set, and a shell reading its script from a pipe (`curl ... | sh`). `sh -c`, `bash -c`, `eval`, `trap` and `alias` bodies are analysed
 as commands. Whatever bashlex or this walker cannot model (arithmetic, `case`, `[[`, arrays,
 `time`, an unknown node) is refused with a message that says the guard could not analyse it.
 
@@ -61,6 +63,9 @@ NO_PATH_ARGS = {
 }  # fmt: skip
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "su", "fish"}
 _ASSIGNING = {"read", "mapfile", "readarray", "getopts"}
+# Variables that change how words split (IFS), where `cd` looks (CDPATH), or what a shell
+# sources first (ENV, BASH_ENV): setting one is refused.
+_RESHAPING = {"IFS", "CDPATH", "ENV", "BASH_ENV"}
 _DECLARING = {"export", "local", "declare", "typeset", "readonly", "alias"}
 # Where system programs live: naming one as the command (`/usr/bin/env python3`) runs it,
 # which reads nothing of the user's.
@@ -242,7 +247,6 @@ class Analysis:
         self.cwds: set[Path] = {workspace}
         self.collect_only = True
         self.depth = 0
-        self.in_function = 0
         self.heredocs: list[tuple[str, bool]] = []
         self.expander = Expander(self.var, self.subst)
 
@@ -258,12 +262,18 @@ class Analysis:
         if name == "0":
             return frozenset({"/bin/sh"})
         if name.isdigit() or name in "@*":
-            return frozenset({""}) if self.depth == 0 and not self.in_function else None
+            return None  # positional parameters: `set --`, functions, `sh -c '...' a b`
         if name not in self.vars:
             return frozenset({""})
         return self.vars[name]
 
     def assign(self, name: str, values: Values) -> None:
+        harmless_ifs = name == "IFS" and values is not None and not any(v.strip() for v in values)
+        if name in _RESHAPING and not harmless_ifs:  # `IFS= read -r line` only splits less
+            raise Refused(
+                f"setting {name} changes how the shell finds words or directories, which the "
+                "guard does not follow"
+            )
         old = self.vars.get(name, frozenset({""}))
         if values is None or old is None or len(old | values) > _MAX_VAR_VALUES:
             self.vars[name] = None
@@ -332,13 +342,9 @@ class Analysis:
         elif kind == "for":
             self.for_loop(n, src)
         elif kind == "function":
-            self.in_function += 1
-            try:
-                for p in n.parts[1:]:
-                    if p.kind != "reservedword":
-                        self.node(p, src)
-            finally:
-                self.in_function -= 1
+            for p in n.parts[1:]:
+                if p.kind != "reservedword":
+                    self.node(p, src)
         else:
             raise Unanalysable(f"the shell construct {kind!r} is not supported")
 
@@ -512,11 +518,23 @@ class Analysis:
             self.judge(v, redirect=True)
 
     def cd(self, args: list[tuple[Any, list[Value]]]) -> None:
-        targets = [vals for p, vals in args if not re.fullmatch(r"-[LPe@]+", p.word or "")]
-        if not targets:
-            homes = self.var("HOME") or frozenset()
-            if not all(inside(h, self.ws) for h in homes) and not self.collect_only:
+        targets = []
+        for p, vals in args:
+            if not targets and re.fullmatch(r"-[LPe@]+|--", p.word or ""):
+                continue  # options, and the `--` that ends them
+            targets.append(vals)
+        if self.collect_only:
+            pass
+        elif not targets:
+            homes = self.var("HOME")
+            if homes is None or not all(h and inside(h, self.ws) for h in homes):
                 raise Refused("a bare `cd` goes to the home directory, outside the workspace")
+            return
+        elif ((cdpath := self.var("CDPATH")) is None or cdpath - {""}) and any(
+            not v.text.startswith(("/", "./")) for v in targets[0]
+        ):
+            raise Refused("CDPATH is set, so `cd` may go to a directory outside")
+        if not targets:
             return
         vals = targets[0]
         if any(v.text == "-" for v in vals) and not self.collect_only:
