@@ -79,6 +79,7 @@ ESCAPE_SPELLINGS: dict[str, str] = {
     "strip-ops-hidden-dots": "y=.Q.; cat ${y%Q*}${y#*Q}/outside/secret.txt",
     "home-then-bare-cd": "HOME=$(dirname $PWD); cd; cat outside/secret.txt",
     "set-positional": 'set -- ../outside/secret.txt; cat "$1"',
+    "bash-process-subst-script": "bash <(echo 'cat ../outside/secret.txt')",
 }
 
 

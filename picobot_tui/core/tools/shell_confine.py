@@ -424,6 +424,10 @@ class Analysis:
                     self.judge_unknown(list(combo), f"the text `{name}` runs")
                 self.script(frozenset({" ".join(v.text for v in combo)}), f"the text {name} runs")
         self.shell_scripts(words)
+        if (name in SHELLS or name in (".", "source")) and not self.collect_only:
+            for _, vals in args:
+                if any(v.text.startswith("/dev/fd/") for v in vals):
+                    raise Refused(f"`{name}` would run a script from a process substitution")
         if name in NO_PATH_ARGS:
             return
         for idx, (_, vals) in enumerate(words):
