@@ -116,17 +116,11 @@ class EventRouter:
                 self.gauge.compressed(
                     event.dropped_messages, event.before_tokens, event.after_tokens
                 )
-                text = (
-                    f"History compressed: dropped {event.dropped_messages} older messages from "
-                    f"the context ({event.before_tokens:,} → {event.after_tokens:,} tokens)"
-                )
-                if event.summary:
-                    await conv.add_summary_notice(
-                        f"{text}; a summary replaces them; the session file keeps them all.",
-                        event.summary,
-                    )
+                text = f"History compressed: {event.note}."
+                if event.summary:  # the notice opens to show what the model now knows
+                    await conv.add_summary_notice(text, event.summary)
                 else:
-                    await conv.add_notice("compress", f"{text}; the session file keeps them all.")
+                    await conv.add_notice("compress", text)
                 self._summary()
             case Retrying():
                 self.state = "retrying"

@@ -184,6 +184,12 @@ class Cut:
     dropped: list[Message] = field(default_factory=list)
     removed: int = 0
     """How many messages of the input are not in head + tail."""
+    pinned: int = 0
+    """When the current turn lost its oldest rounds, the tail is not one run of the input:
+    its first `pinned` messages (the user message) come `gap` messages before the rest."""
+    gap: int = 0
+    shortened: bool = False
+    """The head's texts were cut to fit a quarter of the budget."""
 
     @property
     def messages(self) -> list[Message]:
@@ -191,7 +197,7 @@ class Cut:
 
     @property
     def changed(self) -> bool:
-        return self.removed > 0 or bool(self.dropped)
+        return self.removed > 0 or bool(self.dropped) or self.shortened
 
 
 def _current_start(flat: Sequence[Message]) -> int:
@@ -269,7 +275,9 @@ def compress(
     removed = len(messages) - len(head) - len(tail)
     if not dropped and head == head_msgs:
         removed = len(messages) - len(flat)  # only orphans went: nothing was compacted
-    return Cut(head, tail, dropped, removed)
+    pinned = len(turn[0]) + len(_flat(recent[len(recent) - take :])) if turn_dropped else 0
+    shortened = any(a is not b for a, b in zip(head, head_msgs, strict=False))
+    return Cut(head, tail, dropped, removed, pinned, len(turn_dropped), shortened)
 
 
 def bound_history(messages: Sequence[Message], max_messages: int) -> list[Message]:

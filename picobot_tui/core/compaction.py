@@ -16,6 +16,7 @@ from typing import Any
 
 from picobot_tui.core.budget import (
     COMPACTED_PREFIX,
+    Cut,
     is_compacted,
     units,
 )
@@ -47,6 +48,11 @@ def summary_tokens(budget: int) -> int:
 
 
 def dropped_note(count: int) -> str:
+    if count == 0:  # only the head was shortened
+        return (
+            f"{COMPACTED_PREFIX} The first messages of this conversation were shortened to "
+            "fit the token budget (the session file keeps them whole)."
+        )
     return (
         f"{COMPACTED_PREFIX} {count} earlier messages of this conversation were left out "
         "of the context to fit the token budget (the session file keeps them)."
@@ -134,13 +140,19 @@ async def summarise(model: ModelClient, request: ModelRequest) -> tuple[str, Usa
     return text, usage
 
 
-def record(content: str, head: list[Message], tail: int, dropped: int, strategy: str) -> Message:
-    """The session-file line of one compaction."""
-    return {
-        "role": "system",
-        "content": content,
-        "compaction": {"head": head, "tail": tail, "dropped": dropped, "strategy": strategy},
+def record(content: str, cut: Cut, strategy: str) -> Message:
+    """The session-file line of one compaction: the head as kept, and where the tail's
+    messages are among those stored before it (the last `tail`, and `pinned` more that
+    come `gap` messages before them)."""
+    info: dict[str, Any] = {
+        "head": cut.head,
+        "tail": len(cut.tail) - cut.pinned,
+        "dropped": len(cut.dropped),
+        "strategy": strategy,
     }
+    if cut.pinned:
+        info.update(pinned=cut.pinned, gap=cut.gap)
+    return {"role": "system", "content": content, "compaction": info}
 
 
 def _is_record(msg: Message) -> bool:
@@ -156,6 +168,11 @@ def _head_message(m: Any) -> Message | None:
     return {"role": m["role"], "content": m["content"]}
 
 
+def _count(info: dict[str, Any], name: str, most: int) -> int:
+    value = info.get(name)
+    return min(max(value, 0), most) if isinstance(value, int) else 0
+
+
 def stored_context(messages: Sequence[Message]) -> list[Message]:
     """The provider messages of the context a session's stored (repaired) messages stand
     for: after the last compaction record, its head, its summary, the `tail` messages
@@ -168,9 +185,10 @@ def stored_context(messages: Sequence[Message]) -> list[Message]:
     after = [to_provider(m) for m in messages[last + 1 :] if not _is_record(m)]
     raw_head = info.get("head") if isinstance(info.get("head"), list) else []
     head = [h for m in raw_head if (h := _head_message(m)) is not None]
-    tail = info.get("tail")
-    k = min(max(tail, 0), len(before)) if isinstance(tail, int) else 0
+    k, pinned, gap = (_count(info, name, len(before)) for name in ("tail", "pinned", "gap"))
+    end = len(before) - k  # the suffix kept is before[end:]
+    pins = before[max(0, end - gap - pinned) : max(0, end - gap)] if pinned else []
     summary = {"role": "system", "content": messages[last]["content"]}
     # units() drops a result whose call the tail cut off (a damaged or hand-edited file).
-    kept = head + [summary] + (before[len(before) - k :] if k else []) + after
+    kept = head + [summary] + pins + before[end:] + after
     return [m for unit in units(kept) for m in unit]

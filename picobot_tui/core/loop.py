@@ -194,7 +194,7 @@ class AgentLoop:
             if summary
             else compaction.dropped_note(len(cut.dropped))
         )
-        record = compaction.record(content, cut.head, len(cut.tail), len(cut.dropped), strategy)
+        record = compaction.record(content, cut, strategy)
         record = clean_strings(self.scrub.scrub_obj(record))  # a summary may echo a secret
         session.append(record)  # SessionError: run_turn reports it, the next turn reloads
         state.history = [*cut.head, {"role": "system", "content": record["content"]}, *cut.tail]
@@ -205,8 +205,10 @@ class AgentLoop:
             before_tokens=before,
             after_tokens=after,
             note=(
-                f"dropped {removed} older messages from the context "
-                f"(~{before:,} → ~{after:,} tokens)"
+                (f"dropped {removed} older messages from the context" if removed else "")
+                + (" and " if removed and cut.shortened else "")
+                + ("shortened the first exchanges" if cut.shortened else "")
+                + f" (~{before:,} → ~{after:,} tokens)"
                 + ("; a summary replaces them" if summary else "")
                 + "; the session file keeps them all"
             ),

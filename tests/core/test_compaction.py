@@ -35,6 +35,16 @@ def replies(summary: str = "SUMMARY-OF-EARLIER", ratio: float = 1.0, answer: str
     return step
 
 
+def usage_of_request(chunks: list[Any]) -> Any:
+    """A scripted step whose usage reports chars/4 of the request, like a provider."""
+
+    def step(request: ModelRequest) -> list[Any]:
+        raw = estimate_messages(request.messages) + estimate_text(str(request.tools or ""))
+        return [*chunks[:-1], UsageChunk(raw, 5)]
+
+    return step
+
+
 def main_requests(model: Any) -> list[ModelRequest]:
     return [r for r in model.requests if not is_summary_call(r)]
 
@@ -119,17 +129,29 @@ async def test_a_message_too_big_stops_without_calling_the_model() -> None:
 
 
 async def test_current_turn_tool_exchanges_survive() -> None:
+    """Wrong-today 2: a compaction in the first exchange dropped every round of the turn."""
     steps: list[Any] = [
-        tool_call("list_dir", {"path": f"./{i}"}, call_id=f"c{i}") for i in range(5)
+        usage_of_request(tool_call("read_file", {"path": f"big{i}.txt"}, call_id=f"c{i}"))
+        for i in range(6)
     ]
-    rt, model, _ = make([*steps, text("done")], token_budget=6000, default=replies())
-    (rt.settings.workspace_path / "big.txt").write_text("z" * 4000)
-    events, _ = await run(rt, "question one " + "q" * 6000)
+    rt, model, _ = make(steps, token_budget=6000, default=replies(answer="done"))
+    for i in range(6):
+        (rt.settings.workspace_path / f"big{i}.txt").write_text(f"{i}" * 4000)
+    events, session = await run(rt, "question one " + "q" * 2000)
     assert events[-1].outcome == "final"
+    assert any(e.type == "history_compressed" for e in events)
     last = main_requests(model)[-1].messages
-    assert last[1]["content"].startswith("question one")
-    assert sum(1 for m in last if m["role"] == "tool") >= 3
+    users = [m["content"] for m in last if m["role"] == "user"]
+    assert len(users) == 1 and users[0].startswith("question one")
+    results = [m["content"] for m in last if m["role"] == "tool"]
+    assert len(results) >= 2 and "5555" in results[-1] and "0000" not in "".join(results)
     assert_valid([m for m in last if m["role"] != "system"])
+    # The record says where the kept user message is, so a resume rebuilds the same context.
+    live = [dict(m) for m in rt.loop._states[session.key].history]
+    session.close()
+    rt2, _, _ = make(default=replies(), token_budget=6000)
+    resumed = rt2.store.open(session.key, create=False)
+    assert rt2.loop._state(resumed).history == live
 
 
 async def test_long_session_at_double_token_ratio_keeps_going() -> None:
@@ -202,3 +224,8 @@ async def _loop_properties(sizes: list[int], budget: int, ratio: float, strategy
         for req in new:
             assert req.messages[-1]["content"] == question
             assert_valid([m for m in req.messages if m["role"] != "system"])
+    # A resume rebuilds from the session file exactly the context the process holds.
+    live = [dict(m) for m in rt.loop._states[session.key].history]
+    session.close()
+    rt2, _, _ = make(token_budget=budget, compaction=strategy)
+    assert rt2.loop._state(rt2.store.open(session.key, create=False)).history == live

@@ -127,3 +127,23 @@ def test_max_history_messages_bounds_a_long_json_process(
     assert sent[-1]["messages"][-1]["content"] == "u29"
     assert sent[-1]["messages"][1]["content"] == "u0"  # the first exchange stays
     assert len(read_messages(session_files(picobot_home)[0])) == 60
+
+
+def test_json_440_kb_message_at_the_default_budget_stops_before_any_call(
+    picobot_home: Path, llm_server: OpenAITestServer
+) -> None:
+    """Wrong-today 1, the --json form: the model was asked with no question and exit was 0."""
+    write_config(picobot_home, llm_server.url)
+    llm_server.default = model()
+    proc = Proc(picobot_home, ["agent", "--json"], stdin=True)
+    proc.send({"type": "message", "content": "Summarise: " + "p" * 440_000})
+    proc.send({"type": "message", "content": "a short one"})
+    proc.close_stdin()
+    proc.finish()
+    finished = [e for e in proc.events() if e["type"] == "turn_finished"]
+    assert finished[0]["outcome"] == "budget_exhausted"
+    assert "440,011 characters" in finished[0]["content"] and "128,000" in finished[0]["content"]
+    # No request went out without its question; the next message still works.
+    sent = bodies(llm_server)
+    assert all(b["messages"][-1]["content"] == "a short one" for b in sent)
+    assert [e["outcome"] for e in finished[1:]] in ([], ["final"])
