@@ -407,7 +407,8 @@ class AgentLoop:
         iteration = 0
         while True:
             # maxHistoryMessages bounds what is sent in every process, not only on resume.
-            state.history = budget_mod.bound_history(state.history, d.max_history_messages)
+            if len(state.history) > d.max_history_messages:
+                state.history = budget_mod.bound_history(state.history, d.max_history_messages)
             estimate = state.estimator.estimate(state.history, fixed)
             if estimate >= compress_at:
                 async for event in self._compact(session, state, turn, fixed):
