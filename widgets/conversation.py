@@ -359,6 +359,9 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
     specs: list[tuple[BlockFactory, str | None]] = []
     for m in messages:
         role = m.get("role")
+        if role == "system" and isinstance(m.get("compaction"), dict):
+            specs.append((_compaction_notice(safe_value(m)), None))
+            continue
         if role not in ("user", "assistant"):
             continue
         m = safe_value(m)  # stored model text may hold escape sequences
@@ -404,6 +407,20 @@ def _window_start(specs: list[tuple[BlockFactory, str | None]], keep: int) -> in
     while start > 0 and _factory_class(specs[start][0]) is not UserMessage:
         start -= 1
     return start
+
+
+def _compaction_notice(record: dict[str, Any]) -> BlockFactory:
+    """Where the context was compacted: a notice that opens to show the summary."""
+    from picobot_tui.core.compaction import summary_of
+
+    dropped = record["compaction"].get("dropped")
+    text = "History compressed here" + (
+        f": {dropped} older messages left the context" if isinstance(dropped, int) else ""
+    )
+    summary = summary_of(_text_of(record.get("content")))
+    if summary:
+        return partial(SummaryNotice, f"{text}; a summary replaced them.", summary)
+    return partial(Notice, "compress", f"{text}.")
 
 
 def _factory_class(factory: BlockFactory) -> Any:

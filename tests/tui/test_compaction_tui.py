@@ -39,3 +39,24 @@ async def test_budget_below_the_fixed_cost_stops_the_start(settings):
     assert app.start_error.code == 2
     assert "tokenBudget is 1,200" in app.start_error.message
     assert "the minimum is" in app.start_error.message
+
+
+async def test_a_resumed_session_shows_where_it_was_compacted(settings):
+    settings.agents.defaults.token_budget = 3000
+    long = "word " * 200
+    app = make_app(settings, ScriptedModel([], default=answering(long)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        for i in range(5):
+            await type_and_send(pilot, f"q{i} " + long)
+            await wait_idle(pilot)
+        key = app.sessions.session.key
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert not list(app.conversation.transcript.query(SummaryNotice))
+        await type_and_send(pilot, f"/resume {key.removeprefix('cli:')}")
+        await wait_for(pilot, lambda: app.sessions.key == key)
+        notices = await wait_for(
+            pilot, lambda: list(app.conversation.transcript.query(SummaryNotice)), "notice"
+        )
+        assert notices[0].summary == SUMMARY
+        assert "History compressed here" in notices[0].text
