@@ -15,7 +15,7 @@ from picobot_tui.config import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
 from picobot_tui.core.tools.exec_env import clean_env, exec_env, is_secret_name
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
-from picobot_tui.core.tools.sandbox import bwrap_argv, sandbox_status
+from picobot_tui.core.tools.sandbox import bwrap_argv, sandbox_status, toolchain_dirs
 from picobot_tui.core.tools.shell_guard import check_denied
 
 HAVE_BWRAP = sandbox_status(ExecConfig(sandbox="bwrap")).active
@@ -449,3 +449,20 @@ async def test_sandbox_bwrap_without_bwrap_refuses_to_run(ws, monkeypatch):
     assert not r.ok and 'tools.exec.sandbox is "bwrap"' in r.content
     assert "install bubblewrap" in r.content and not (ws / "ran").exists()
     assert "refused: bwrap is not available" in reg.preview("exec", {"command": "touch ran"})
+
+
+def test_toolchains_on_path_under_a_hidden_dir_are_shown_read_only(tmp_path):
+    home = tmp_path / "home"
+    for d in (".pyenv/shims", ".pyenv/versions/3.11/bin", ".local/bin", ".cargo/bin",
+              ".rustup/toolchains", "venvs/x/bin", ".ssh"):  # fmt: skip
+        (home / d).mkdir(parents=True)
+    env = {
+        "PATH": os.pathsep.join(
+            [f"{home}/.pyenv/shims", f"{home}/.local/bin", f"{home}/.cargo/bin", "/usr/bin"]
+        ),
+        "VIRTUAL_ENV": f"{home}/venvs/x",
+    }
+    shown = toolchain_dirs([home], env)
+    assert set(shown) == {home / ".pyenv", home / ".local/bin", home / ".cargo/bin",
+                          home / ".rustup", home / "venvs/x"}  # fmt: skip
+    assert not any(p.is_relative_to(home / ".ssh") for p in shown)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from picobot_tui.config import ExecConfig
-from picobot_tui.core.tools.sandbox import sandbox_status
+from picobot_tui.core.tools.sandbox import hidden_dirs, sandbox_status, toolchain_dirs
 from tests.headless.conftest import read_messages
 from tests.reliability.fuzz import tally
 from tests.reliability.support import KEY, Proc, Router, session_paths, write_config
@@ -102,12 +102,24 @@ def test_sandbox_hides_home_and_picobot_home_and_keeps_the_workspace_writable(pl
     assert "home:[]" in out, out
     assert SECRET not in out and KEY not in out
     assert out.count("No such file or directory") == 3, out
-    if os.listdir("/root"):
-        assert "root:[]" in out, out
+    # /root is empty but for the toolchains on PATH (pyenv, rustup, ...), shown read-only.
+    tools = {d.parts[2] for d in toolchain_dirs(hidden_dirs()) if d.parts[1:2] == ("root",)}
+    inside = out.split("root:[", 1)[1].split("]", 1)[0].split()
+    assert set(inside) <= tools, (inside, tools)
+    assert set(os.listdir("/root")) - tools, "nothing private in /root to hide on this machine"
     assert "written" in out
     assert (pb / "workspace" / "made.txt").read_text() == "written\n"
-    for _ in range(3 + bool(os.listdir("/root"))):
+    for _ in range(4):
         tally("sandbox refusals: hidden files (home, ~/.ssh, ~/.picobot, /root)")
+
+
+@needs_bwrap
+def test_the_projects_toolchain_still_runs_in_the_sandbox(place) -> None:
+    """`python` on PATH (pyenv under /root here, a venv elsewhere) is shown read-only, with
+    the packages the project installed."""
+    pb = demo_home(place / "pb")
+    out = run_exec(pb, "python -c 'import bashlex, pytest; print(\"toolchain ok\")'")
+    assert "toolchain ok" in out, out
 
 
 def test_unsandboxed_control_reads_the_same_files(place) -> None:

@@ -12,6 +12,9 @@ The policy (`bwrap_argv`), for `tools.exec.sandbox` "auto" (when bwrap works) or
   ssh-agent, gpg-agent, D-Bus); the Docker/Podman sockets are covered with /dev/null. When the
   workspace is inside a hidden directory it is bound again afterwards, and hidden directories
   inside the workspace are hidden again after that;
+- toolchains on PATH (and $VIRTUAL_ENV) inside a hidden directory are shown again read-only
+  (`~/.pyenv`, `~/.rustup`, `~/.nvm`, ..., or just the PATH entry: `~/.local/bin`), so the
+  project's `python`, `cargo` or `node` still run (`toolchain_dirs`);
 - a new `/dev` (null, zero, random, tty, ...) and `/proc` of its own PID namespace;
 - new PID, IPC, UTS and cgroup namespaces, a new session (no TIOCSTI into the terminal),
   `--die-with-parent`, and (as root) every capability dropped: when the shell exits, the
@@ -36,7 +39,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -115,7 +118,7 @@ def _real(path: str | os.PathLike[str]) -> Path | None:
     return p if p.is_dir() else None
 
 
-def hidden_dirs(environ: Iterable[tuple[str, str]] | None = None) -> list[Path]:
+def hidden_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Directories the sandbox covers with an empty tmpfs (resolved, existing, outer first)."""
     env = dict(os.environ if environ is None else environ)
     candidates: list[str] = ["/home", "/root", "/run/user"]
@@ -128,6 +131,36 @@ def hidden_dirs(environ: Iterable[tuple[str, str]] | None = None) -> list[Path]:
     # / is never hidden; /tmp is a fresh tmpfs anyway. Nested ones are kept: one inside the
     # workspace must be hidden again after the workspace is bound.
     return [p for p in found if p not in (Path("/"), Path("/tmp"))]
+
+
+# Toolchain roots whose programs need the whole root (pyenv's shims run pyenv, which reads its
+# versions; rustup's proxies read ~/.rustup). They hold programs, not credentials.
+_TOOL_ROOTS = (".pyenv", ".rustup", ".nvm", ".volta", ".asdf", ".sdkman", ".deno", ".bun", "go")
+
+
+def toolchain_dirs(hidden: Iterable[Path], environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Directories on PATH (and $VIRTUAL_ENV) that a hidden directory covers: shown again
+    read-only so `python`, `cargo`, `node` from pyenv, rustup or nvm still run. A PATH entry is
+    shown alone (`~/.local/bin`, `~/.cargo/bin`), unless it lies in a toolchain root (above),
+    which is shown whole; `~/.cargo/bin` brings `~/.rustup`, its toolchains, with it."""
+    env = dict(os.environ if environ is None else environ)
+    hide = list(hidden)
+    entries = [e for e in env.get("PATH", "").split(os.pathsep) if e]
+    if env.get("VIRTUAL_ENV"):
+        entries.append(env["VIRTUAL_ENV"])
+    out: list[Path] = []
+    for entry in entries:
+        real = _real(entry)
+        base = next((h for h in hide if real is not None and real.is_relative_to(h)), None)
+        if real is None or base is None or real == base:
+            continue
+        first = real.relative_to(base).parts[0]
+        show = base / first if first in _TOOL_ROOTS else real
+        if real.relative_to(base).parts[:2] == (".cargo", "bin") and (base / ".rustup").is_dir():
+            out.append(base / ".rustup")
+        out.append(show)
+    unique = sorted(set(out), key=lambda p: len(p.parts))
+    return [p for i, p in enumerate(unique) if not any(p.is_relative_to(q) for q in unique[:i])]
 
 
 _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock")
@@ -151,6 +184,8 @@ def bwrap_argv(
         if not any(d.is_relative_to(c) for c in covered):
             argv += ["--tmpfs", str(d)]
             covered.append(d)
+    for d in toolchain_dirs(hide) if hidden is None else []:
+        argv += ["--ro-bind", str(d), str(d)]
     for sock in _SOCKETS:
         if os.path.exists(sock):
             argv += ["--ro-bind", "/dev/null", sock]
