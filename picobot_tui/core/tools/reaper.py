@@ -40,7 +40,11 @@ def _children() -> list[int]:
     except OSError:
         pass
     out = []
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc (not Linux): only the process group kill remains
+        return []
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -88,9 +92,10 @@ def main(argv: list[str]) -> int:
         print("usage: reaper.py PARENT_PID STATUS_FD -- argv...", file=sys.stderr)
         return 2
     parent, status_fd, command = int(argv[1]), int(argv[2]), argv[4:]
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is not None:  # Linux; elsewhere picobot's process-group kill is all there is
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:  # picobot died before PDEATHSIG was armed
         return 1
 
