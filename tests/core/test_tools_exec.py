@@ -354,7 +354,8 @@ CREDENTIAL_NAMES = [
     "PICOBOT_PROVIDERS__OPENAI__API_KEY", "GITLAB_PAT",
 ]  # fmt: skip
 ORDINARY_NAMES = ["PATH", "HOME", "LANG", "TERM", "USER", "SHELL", "TZ", "VIRTUAL_ENV",
-                  "PYTHONPATH", "EDITOR", "CI", "KEYBOARD_LAYOUT", "MONKEY"]  # fmt: skip
+                  "PYTHONPATH", "EDITOR", "CI", "KEYBOARD_LAYOUT", "MONKEY", "GIT_AUTHOR_NAME",
+                  "GIT_AUTHOR_EMAIL", "TOKENIZERS_PARALLELISM"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", CREDENTIAL_NAMES)

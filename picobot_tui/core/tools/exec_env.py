@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 # Names that are credentials whatever their value (case-insensitive).
 _SECRET_NAME = re.compile(
     r"""(?ix)
-    API_?KEY | _KEY$ | _KEY_ | ^KEY$ | TOKEN | SECRET | PASSW(?:OR)?D | PASSPHRASE
-    | CREDENTIAL | AUTH | _PAT$ | COOKIE | SESSION_?ID | PRIVATE | _DSN$
+    API_?KEY | _KEY$ | _KEY_ | ^KEY$ | TOKEN(?!IZER) | SECRET | PASSW(?:OR)?D | PASSPHRASE
+    | CREDENTIAL | AUTH(?!OR) | _PAT$ | COOKIE | SESSION_?ID | PRIVATE | _DSN$
     | ^AWS_ | ^AZURE_ | ^ARM_CLIENT | ^GOOGLE_APPLICATION_CREDENTIALS$ | ^GCLOUD_ | ^GH_
     | ^GITHUB_TOKEN$ | ^GITLAB_ | ^NPM_ | ^VAULT_ | ^DOCKER_ | ^HF_ | ^HUGGING_?FACE
     | ^OPENAI_ | ^ANTHROPIC_ | ^PICOBOT_PROVIDERS
