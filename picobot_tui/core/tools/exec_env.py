@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 _SECRET_NAME = re.compile(
     r"""(?ix)
     API_?KEY | _KEY$ | _KEY_ | ^KEY$ | TOKEN(?!IZER) | SECRET | PASSW(?:OR)?D | PASSPHRASE
-    | CREDENTIAL | AUTH(?!OR) | _PAT$ | COOKIE | SESSION_?ID | PRIVATE | _DSN$
+    | CREDENTIAL | AUTH(?!OR\b|ORS?_) | XAUTHORITY | _PAT$ | COOKIE | SESSION_?ID | PRIVATE | _DSN$
     | ^AWS_ | ^AZURE_ | ^ARM_CLIENT | ^GOOGLE_APPLICATION_CREDENTIALS$ | ^GCLOUD_ | ^GH_
     | ^GITHUB_TOKEN$ | ^GITLAB_ | ^NPM_ | ^VAULT_ | ^DOCKER_ | ^HF_ | ^HUGGING_?FACE
     | ^OPENAI_ | ^ANTHROPIC_ | ^PICOBOT_PROVIDERS
