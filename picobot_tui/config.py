@@ -78,8 +78,12 @@ class AgentDefaults(Section):
     """Retries of a transient provider error (rate limit, timeout, 5xx, overloaded)."""
     retry_backoff: float = Field(2.0, ge=0)
     """Seconds before the first retry (doubles each time; Retry-After wins)."""
+    max_retry_wait: float = Field(30.0, ge=0)
+    """The longest `Retry-After` picobot waits; a provider asking for longer fails the call
+    at once, with a message naming the wait."""
     max_consecutive_failures: int = Field(3, ge=1)
-    """Consecutive failed model calls after which the turn stops."""
+    """Model calls in a row that failed after their retries, across turns, after which the
+    agent stops taking turns (`--json` exits 1; the TUI waits for your next message)."""
     request_timeout: float = Field(120.0, gt=0)
     """Seconds to wait for the provider before giving up on a call."""
 

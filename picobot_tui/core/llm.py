@@ -7,7 +7,10 @@ forcing the offline price map and silencing LiteLLM's terminal output.
 `LiteLLMClient.stream()` turns one streamed completion into TextChunk / ToolCallChunk /
 UsageChunk items (see core/model.py) and raises a classified LLMError on failure, whether
 the call fails up front or mid-stream. It never retries: `max_retries=0` turns off the
-OpenAI SDK's hidden retries so the loop owns retry policy and can show it.
+OpenAI SDK's hidden retries so the loop owns retry policy and can show it. LiteLLM itself
+still sends a request again after an HTTP 422 when `drop_params` is on (without the params
+the provider named); every request LiteLLM sends is counted (`RequestCounter`) and each
+extra one comes out as a `ResentChunk`, so the trace and the events show it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import gc
 import logging
 import os
 import threading
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -25,7 +29,15 @@ from urllib.parse import urlsplit
 
 from picobot_tui.config import Settings
 from picobot_tui.core.llm_errors import classify
-from picobot_tui.core.model import Chunk, ModelRequest, TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.model import (
+    Chunk,
+    LLMError,
+    ModelRequest,
+    ResentChunk,
+    TextChunk,
+    ToolCallChunk,
+    UsageChunk,
+)
 from picobot_tui.core.secrets import Scrubber
 
 log = logging.getLogger("picobot.llm")
@@ -33,6 +45,12 @@ log = logging.getLogger("picobot.llm")
 _LOCK = threading.Lock()
 _LITELLM: ModuleType | None = None
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_COUNTS: dict[str, int] = {}
+"""HTTP requests LiteLLM sent per picobot call id, for the calls in flight only."""
+RESENT = (
+    "LiteLLM sent the request again on its own (it does after an HTTP 422 with drop_params "
+    "on, without the parameters the provider named)"
+)
 
 LOCAL_DUMMY_KEY = "sk-local"
 """Sent when an apiBase is configured without a key: LiteLLM refuses to call with no key."""
@@ -104,6 +122,26 @@ def _quiet_logging() -> None:
         logger.addHandler(_Forward(target))
 
 
+def _install_request_counter(litellm: ModuleType) -> None:
+    """Count each HTTP request LiteLLM sends: its `pre_call` log hook runs once per request,
+    its own re-sends included. An input callback only (not `litellm.callbacks`), so the
+    success/failure logging paths do not grow; ids picobot did not register are ignored."""
+    from litellm.integrations.custom_logger import CustomLogger
+
+    class RequestCounter(CustomLogger):
+        def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
+            call_id = kwargs.get("litellm_call_id") if isinstance(kwargs, dict) else None
+            if call_id in _COUNTS:
+                _COUNTS[call_id] += 1
+
+    litellm.input_callback.append(RequestCounter())
+
+
+def _requests_sent(call_id: str) -> int:
+    """How many HTTP requests the call sent (at least one), forgetting the id."""
+    return max(1, _COUNTS.pop(call_id, 1))
+
+
 def load_litellm() -> ModuleType:
     """Import and configure LiteLLM once (thread-safe); returns the module."""
     global _LITELLM
@@ -123,6 +161,7 @@ def load_litellm() -> ModuleType:
             # retries. Use the bundled tiktoken tokenizer instead.
             litellm.disable_hf_tokenizer_download = True
             _quiet_logging()
+            _install_request_counter(litellm)
             # The import leaves ~400k long-lived objects. Every full garbage collection
             # walks them all: 0.2-0.4 s with the GIL held, a frozen TUI several times a
             # minute while it streams (bench #5: key-press latency p95 ~400 ms). Freezing
@@ -327,17 +366,38 @@ class LiteLLMClient:
             "max_retries": 0,
             **route.kwargs,
         }
+        call_id = kwargs["litellm_call_id"] = f"picobot-{uuid.uuid4().hex}"
         if request.tools:
             kwargs["tools"] = list(request.tools)
         response: Any = None
         usage_chunk: Any = None
+        resent = 0
         idle = IdleClock(float(self.settings.agents.defaults.request_timeout))
         try:
             # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
             litellm = _LITELLM or await asyncio.to_thread(load_litellm)
             # Up to the response headers, httpx's own timeouts apply: the first call also
             # pays LiteLLM's lazy imports here (~1.5 s of CPU), which is not provider silence.
-            response = await litellm.acompletion(**kwargs)
+            _COUNTS[call_id] = 0
+            try:
+                response = await litellm.acompletion(**kwargs)
+            finally:
+                resent = _requests_sent(call_id) - 1
+            for _ in range(resent):
+                yield ResentChunk(RESENT)
+            resent = 0
+            if response is None:
+                # LiteLLM's 422 re-send loop ends without raising when the second request
+                # is refused too.
+                raise LLMError(
+                    f"The provider rejected the request ({request.model}, HTTP 422) again "
+                    "after LiteLLM dropped the parameters it named — check the model and its "
+                    "parameters.",
+                    kind="bad_request",
+                    transient=False,
+                    status=422,
+                    hint="Check the model and its parameters.",
+                )
             chunks = response.__aiter__()
             while True:
                 try:
@@ -367,6 +427,8 @@ class LiteLLMClient:
                         arguments=getattr(fn, "arguments", None),
                     )
         except Exception as exc:  # classified; CancelledError/GeneratorExit pass through
+            for _ in range(resent):  # re-sends of a call that failed all the same
+                yield ResentChunk(RESENT)
             error = classify(
                 exc,
                 scrub=scrub,

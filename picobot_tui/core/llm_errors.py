@@ -3,8 +3,10 @@
 Classification is by exception type and HTTP status, walking the exception's cause chain
 (LiteLLM wraps connection failures as `InternalServerError("Connection error.")` and mid-stream
 failures as `MidStreamFallbackError`, but keeps the original httpx/openai error in the chain).
-Strings are a last resort ("overloaded", "Missing credentials"). Messages are one line: the
-cause, a short provider detail, and what to do; configured API keys are scrubbed out.
+Strings are a last resort: an error not typed as auth, not found or context-window whose
+text says `rate_limit`, `timeout`, `connection`, `429`, `503` or `overloaded` is transient.
+Messages are one line: the cause, a short provider detail, and what to do; configured API
+keys are scrubbed out.
 
 No LiteLLM import at module level: the litellm classes are looked up only when an exception
 is being classified, and only if litellm is already loaded.
@@ -12,6 +14,7 @@ is being classified, and only if litellm is already loaded.
 
 from __future__ import annotations
 
+import ast
 import email.utils
 import json
 import math
@@ -93,12 +96,43 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
     return max(0.0, when.timestamp() - now)
 
 
-def _status(exc: BaseException) -> int | None:
+def _own_status(exc: BaseException) -> int | None:
     for key in ("status_code", "status"):
         value = getattr(exc, key, None)
         if isinstance(value, int) and 100 <= value <= 599:
             return value
     return None
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status. LiteLLM maps statuses it has no class for (Anthropic's 529) to a
+    made-up 500 while the provider's error in the cause chain keeps the real one."""
+    status = _own_status(exc)
+    if status == 500:
+        for item in _chain(exc):
+            inner = _own_status(item)
+            if inner is not None and inner != 500:
+                return inner
+    return status
+
+
+# Word-bounded numbers, so "4290 tokens" is not a 429.
+_TEXT_KINDS = (
+    (re.compile(r"rate_limit|\b429\b"), "rate_limit"),
+    (re.compile(r"overloaded|\b503\b"), "server"),
+    (re.compile(r"timeout"), "timeout"),
+    (re.compile(r"connection"), "connection"),
+)
+
+
+def _text_kind(exc: BaseException) -> str | None:
+    """The transient kind the error's words name (the whole cause chain's), or None."""
+    text = " ".join(str(e) for e in _chain(exc)).lower()
+    return next((kind for pattern, kind in _TEXT_KINDS if pattern.search(text)), None)
+
+
+def _overloaded(exc: BaseException) -> bool:
+    return _status(exc) == 529 or any("overloaded" in str(e).lower() for e in _chain(exc))
 
 
 def _body_error(exc: BaseException) -> dict[str, Any]:
@@ -120,15 +154,36 @@ def _detail(exc: BaseException, scrub: Scrub) -> str:
     text = scrub(str(_body_error(exc).get("message") or getattr(exc, "message", None) or exc))
     for marker in _CUT_MARKERS:
         text = text.split(marker, 1)[0]
-    text = text.replace("OpenAIException - ", "")
+    text = re.sub(r"\b(?:OpenAI|Anthropic)(?:Exception|Error) - ", "", text)
     previous = None
     while previous != text:
         previous = text
         text = _PREFIX_RE.sub("", text)
+    text = _json_message(text.strip())
     text = " ".join(text.split()).strip(" .")
     if len(text) > _MAX_DETAIL:
         text = text[: _MAX_DETAIL - 1] + "…"
     return text
+
+
+def _json_message(text: str) -> str:
+    """The `error.message` of a raw JSON body (LiteLLM shows Anthropic's as `b'{...}'`),
+    else `text` unchanged."""
+    raw: Any = text
+    if text[:2] in ("b'", 'b"'):
+        try:
+            raw = ast.literal_eval(text).decode("utf-8", "replace")
+        except (ValueError, SyntaxError, AttributeError):
+            return text
+    if not str(raw).lstrip().startswith("{"):
+        return text
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return str(raw) if raw is not text else text
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    message = inner.get("message") if isinstance(inner, dict) else inner
+    return str(message) if isinstance(message, str | int | float) and message != "" else raw
 
 
 def _litellm_types() -> dict[str, tuple[type[BaseException], ...]]:
@@ -189,6 +244,7 @@ _CAUSES = {
     "timeout": "The provider did not answer in time",
     "connection": "Could not reach the provider",
     "server": "The provider had a server error",
+    "overloaded": "The provider is overloaded",
     "auth": "The provider rejected the API key",
     "not_found": "The model was not found",
     "context_window": "The request is larger than the model's context window",
@@ -215,7 +271,9 @@ def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> 
     if isinstance(exc, t["midstream"]):
         if _any(exc, (json.JSONDecodeError,)) or _repeating(exc):
             return "server"
-        return "connection"
+        # A provider's error event mid-stream ("overloaded") is not a broken connection.
+        named = _text_kind(exc)
+        return named if named in ("rate_limit", "server") else "connection"
     if isinstance(exc, t["auth"]) or status in (401, 403):
         return "auth"
     if isinstance(exc, t["not_found"]) or status == 404:
@@ -226,15 +284,15 @@ def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> 
         return "connection"
     if isinstance(exc, t["server"]) or (status is not None and status >= 500):
         return "server"
+    if "missing credentials" in str(exc).lower():
+        return "auth"
+    # Anything not typed auth / not found / context window whose words name a transient
+    # fault is one, typed as a bad request or not typed at all.
+    kind = _text_kind(exc)
+    if kind is not None:
+        return kind
     if isinstance(exc, t["bad_request"]) or status in (400, 413, 422):
         return "bad_request"
-    text = str(exc).lower()
-    if "overloaded" in text:
-        return "server"
-    if "missing credentials" in text:
-        return "auth"
-    if "connection error" in text:
-        return "connection"
     return "internal"
 
 
@@ -264,10 +322,18 @@ def classify(
             cause = "The response stream broke off before it finished"
         elif _repeating(exc):
             cause = "The model kept repeating the same output, so LiteLLM stopped the stream"
-        elif kind == "server":
+        elif _any(exc, (json.JSONDecodeError,)):
             cause = "The provider sent a malformed stream chunk"
+        elif _overloaded(exc):
+            cause = "The provider is overloaded"
+        elif kind == "rate_limit":
+            cause = "Rate limited by the provider in the middle of the answer"
+        else:
+            cause = "The provider sent an error in the middle of the answer"
     elif kind in ("connection", "timeout") and not headers:
         status = None  # LiteLLM's made-up 500/408 when no HTTP response came back
+    elif kind == "server" and _overloaded(exc):
+        cause = _CAUSES["overloaded"]
     detail = _detail(exc, scrub)
     if kind == "internal":
         detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

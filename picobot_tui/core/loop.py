@@ -42,6 +42,7 @@ from picobot_tui.core.model import (
     LLMError,
     ModelClient,
     ModelRequest,
+    ResentChunk,
     TextChunk,
     ToolCallChunk,
     UsageChunk,
@@ -57,9 +58,11 @@ from picobot_tui.core.tracing import ToolTrace, Tracer
 from picobot_tui.core.turn_state import (  # noqa: F401  (ApprovalRequest etc. re-exported)
     CANCELLED_RESULT,
     STUCK_MESSAGE,
+    TOO_MANY_FAILURES,
     ApprovalRequest,
     ConfirmFn,
     Decision,
+    FailureCounter,
     SessionState,
     TurnState,
     approval_needed,
@@ -73,6 +76,20 @@ log = logging.getLogger("picobot.loop")
 
 STORAGE_ERROR = "storage"
 """The ErrorEvent kind of a session write that failed; front ends end the run (exit 1)."""
+_STOPPED_HINT = "Fix the cause of the errors above, then send a message again."
+
+
+def _wait_too_long(e: LLMError, wait: float, limit: float) -> tuple[str, str, str]:
+    """The ErrorEvent fields of a call whose provider asks for a longer wait than
+    maxRetryWait: it fails at once, naming the wait."""
+    base = e.message.rsplit(" — ", 1)[0].rstrip(".")
+    told = f"{wait:,.0f} s" + (f" (~{wait / 3600:.1f} h)" if wait >= 3600 else "")
+    message = (
+        f"{base} — the provider asks to wait {told} before a retry, longer than "
+        f"agents.defaults.maxRetryWait ({limit:g} s), so picobot did not wait."
+    )
+    hint = f"Try again in {told}, or raise agents.defaults.maxRetryWait to wait for it."
+    return message, e.kind, hint
 
 
 class AgentLoop:
@@ -107,6 +124,9 @@ class AgentLoop:
             settings.workspace_path, tool_names=tools.names() if tools else [], scrub=self.scrub
         )
         self._states: dict[str, SessionState] = {}
+        # Model calls in a row that failed after their retries, across turns: at the limit
+        # run_turn refuses until a front end calls `failures.reset()`.
+        self.failures = FailureCounter(self.defaults.max_consecutive_failures)
         # One calibration for every session: the ratio belongs to the provider and the text.
         self._estimator = budget_mod.TokenEstimator()
 
@@ -293,6 +313,11 @@ class AgentLoop:
 
     async def run_turn(self, session: Session, text: str) -> AsyncIterator[Event]:
         """Process one user message; yields events until TurnFinished."""
+        if self.failures.stopped:  # nothing is stored: the message was never taken
+            message = self.failures.message()
+            yield ErrorEvent(message, TOO_MANY_FAILURES, _STOPPED_HINT)
+            yield TurnFinished("error", message, session.key)
+            return
         try:
             state = self._state(session)  # healing a resumed session writes to it
         except SessionError as e:
@@ -437,7 +462,12 @@ class AgentLoop:
                 if isinstance(event, ErrorEvent):
                     failure = LLMError(event.message, kind=event.kind, transient=False)
                 yield event
-            if failure is not None:
+            if failure is None:
+                self.failures.succeeded()
+            else:
+                self.failures.failed(failure.message)
+                if self.failures.stopped:
+                    yield ErrorEvent(self.failures.message(), TOO_MANY_FAILURES, _STOPPED_HINT)
                 partial = "".join(turn.text)
                 if partial:
                     self._record(
@@ -495,7 +525,8 @@ class AgentLoop:
             max_tokens=d.max_tokens,
             temperature=d.temperature,
         )
-        failures = 0
+        failures = 0  # attempts of this call that failed
+        resent = 0  # requests the client sent again on its own
         while True:
             turn.text.clear()
             acc = ToolCallAccumulator()
@@ -522,16 +553,28 @@ class AgentLoop:
                                 yield ToolCallArgsDelta(cid, live[1], delta)
                     elif isinstance(chunk, UsageChunk):
                         usage = chunk
+                    elif isinstance(chunk, ResentChunk):
+                        # Every HTTP request is a model call in the trace, and a re-send is
+                        # a retry the user sees, even when LiteLLM made it.
+                        resent += 1
+                        turn.llm_calls += 1
+                        turn.retries += 1
+                        log.warning("the request was sent again: %s", chunk.reason)
+                        yield Retrying(resent, 1, 0.0, "bad_request", chunk.reason)
                 break
             except LLMError as e:
                 failures += 1
-                retries_left = failures <= d.max_retries
-                if e.transient and retries_left and failures < d.max_consecutive_failures:
-                    delay = (
-                        e.retry_after
-                        if e.retry_after is not None
-                        else (d.retry_backoff * (2 ** (failures - 1)))
-                    )
+                delay = (
+                    e.retry_after
+                    if e.retry_after is not None
+                    else (d.retry_backoff * (2 ** (failures - 1)))
+                )
+                retry = e.transient and failures <= d.max_retries
+                if retry and e.retry_after is not None and e.retry_after > d.max_retry_wait:
+                    log.error("%s error asks for a %.0f s wait: not retried", e.kind, delay)
+                    yield ErrorEvent(*_wait_too_long(e, e.retry_after, d.max_retry_wait))
+                    return
+                if retry:
                     turn.retries += 1
                     log.warning("%s error, retrying in %.1f s: %s", e.kind, delay, e.message)
                     yield Retrying(failures, d.max_retries, float(delay), e.kind, e.message)
@@ -539,7 +582,7 @@ class AgentLoop:
                     continue
                 log.error("model call failed (%s): %s", e.kind, e.message)
                 message = e.message
-                if e.transient:
+                if e.transient and failures > 1:
                     message = f"{e.message} (gave up after {failures} failed attempts)"
                 yield ErrorEvent(message, e.kind, e.hint)
                 return

@@ -32,7 +32,15 @@ class UsageChunk:
     cost: float | None = None
 
 
-Chunk = TextChunk | ToolCallChunk | UsageChunk
+@dataclass(frozen=True)
+class ResentChunk:
+    """The client sent the request to the provider once more on its own (LiteLLM does after
+    an HTTP 422 when drop_params is on): one more HTTP request, shown as a retry."""
+
+    reason: str
+
+
+Chunk = TextChunk | ToolCallChunk | UsageChunk | ResentChunk
 
 
 class LLMError(Exception):

@@ -23,6 +23,9 @@ STUCK_MESSAGE = (
     "Try a different approach."
 )
 CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
+TOO_MANY_FAILURES = "too_many_failures"
+"""The ErrorEvent kind when maxConsecutiveFailures model calls in a row failed: the agent
+takes no more turns (`--json` exits 1, the library raises) until `failures.reset()`."""
 
 
 # What a front end's `confirm` is asked about is the very event it was shown.
@@ -46,6 +49,38 @@ class SessionState:
     last_completion_tokens: int = 0
     fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
     call_ids: set[str] = field(default_factory=set)  # every tool-call id used in the session
+
+
+@dataclass
+class FailureCounter:
+    """Model calls in a row that failed after their retries, across turns and sessions of
+    one loop (one process); a successful call resets it. At `limit` the loop stops."""
+
+    limit: int
+    count: int = 0
+    last_error: str = ""
+
+    @property
+    def stopped(self) -> bool:
+        return self.count >= self.limit
+
+    def failed(self, message: str) -> None:
+        self.count += 1
+        self.last_error = message
+
+    def succeeded(self) -> None:
+        self.count, self.last_error = 0, ""
+
+    def reset(self) -> None:
+        """Start afresh (the TUI does when the user sends a new message)."""
+        self.succeeded()
+
+    def message(self) -> str:
+        return (
+            f"Stopped: {self.count} model calls in a row failed after their retries "
+            f"(agents.defaults.maxConsecutiveFailures is {self.limit}), so the agent takes no "
+            f"more turns. The last error: {self.last_error}"
+        )
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 from picobot_tui.config import Settings, load_settings
 from picobot_tui.core import events as ev
 from picobot_tui.core.loop import STUCK_MESSAGE, ApprovalRequest
-from picobot_tui.core.model import LLMError, TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.model import LLMError, ResentChunk, TextChunk, ToolCallChunk, UsageChunk
 from picobot_tui.core.scripted import ScriptedModel, Step, text, tool_call
 from picobot_tui.runtime import Runtime, build_runtime
 from tests.core.test_budget import assert_valid
@@ -165,12 +165,104 @@ async def test_default_policy_gives_up_after_one_retry() -> None:
     assert events[-1].outcome == "error"
 
 
-async def test_three_consecutive_failures_stop_the_turn() -> None:
+async def test_max_retries_bounds_the_attempts_of_one_call() -> None:
+    """maxConsecutiveFailures counts failed calls, not attempts: maxRetries=10 retries ten
+    times whatever that limit is."""
     err = LLMError("boom", kind="server", transient=True)
-    rt, model, slept = make([[err]] * 5 + [text("never")], max_retries=10)
+    rt, model, slept = make([[err]] * 5 + [text("sixth time")], max_retries=10)
     events, _ = await run(rt, "hi")
-    assert len(model.requests) == 3 and slept == [2.0, 4.0]
-    assert events[-1].outcome == "error"
+    assert len(model.requests) == 6 and slept == [2.0, 4.0, 8.0, 16.0, 32.0]
+    assert events[-1].outcome == "final" and rt.loop.failures.count == 0
+
+
+async def test_consecutive_failures_across_turns_stop_the_agent() -> None:
+    """Three turns whose call fails after its retry: the third ends with too_many_failures;
+    the loop then refuses a turn without calling the model or storing the message, until a
+    front end resets it."""
+    err = LLMError("503 down", kind="server", transient=True, status=503)
+    rt, model, _ = make([[err]] * 6 + [text("back")])
+    session = None
+    kinds = []
+    for i in range(3):
+        events, session = await run(rt, f"q{i}", session)
+        assert events[-1].outcome == "error"
+        kinds.append([e.kind for e in events if e.type == "error"])
+    assert kinds == [["server"], ["server"], ["server", "too_many_failures"]]
+    assert len(model.requests) == 6 and rt.loop.failures.stopped
+    stop = next(e for e in events if e.type == "error" and e.kind == "too_many_failures")
+    assert "3 model calls in a row failed" in stop.message and "503 down" in stop.message
+    assert "maxConsecutiveFailures" in stop.message
+    before = stored(rt, session.key)
+    events, _ = await run(rt, "q3", session)
+    assert [e.type for e in events] == ["error", "turn_finished"]
+    assert events[0].kind == "too_many_failures" and events[-1].outcome == "error"
+    assert len(model.requests) == 6 and stored(rt, session.key) == before
+    rt.loop.failures.reset()
+    events, _ = await run(rt, "q4", session)
+    assert events[-1].outcome == "final" and events[-1].content == "back"
+
+
+async def test_a_successful_call_resets_the_failure_count() -> None:
+    err = LLMError("bad key", kind="auth", transient=False)
+    rt, model, _ = make([[err], [err], text("ok"), [err], [err], text("still going")])
+    session = None
+    outcomes = []
+    for i in range(5):
+        events, session = await run(rt, f"q{i}", session)
+        outcomes.append(events[-1].outcome)
+        assert not [e for e in events if e.type == "error" and e.kind == "too_many_failures"]
+    assert outcomes == ["error", "error", "final", "error", "error"]
+    assert rt.loop.failures.count == 2 and not rt.loop.failures.stopped
+
+
+async def test_failures_count_inside_a_tool_turn_too() -> None:
+    """A failure after a successful tool round counts once; the tool round's call reset it."""
+    err = LLMError("down", kind="server", transient=True)
+    rt, model, _ = make([tool_call("list_dir", {"path": "."}), [err], [err]])
+    events, _ = await run(rt, "look")
+    assert events[-1].outcome == "error" and rt.loop.failures.count == 1
+
+
+async def test_retry_after_longer_than_max_retry_wait_fails_at_once() -> None:
+    err = LLMError(
+        "Rate limited by the provider (m, HTTP 429): slow — retry after 3600 s.",
+        kind="rate_limit",
+        transient=True,
+        retry_after=3600.0,
+    )
+    rt, model, slept = make([[err], text("never")])
+    events, _ = await run(rt, "hi")
+    assert slept == [] and len(model.requests) == 1
+    [error] = [e for e in events if e.type == "error"]
+    assert error.kind == "rate_limit"
+    assert "wait 3,600 s (~1.0 h)" in error.message and "maxRetryWait (30 s)" in error.message
+    assert "Rate limited by the provider" in error.message and "gave up" not in error.message
+    assert "maxRetryWait" in error.hint
+    assert not [e for e in events if e.type == "retrying"]
+
+
+async def test_retry_after_up_to_max_retry_wait_is_waited() -> None:
+    err = LLMError("slow down", kind="rate_limit", transient=True, retry_after=30.0)
+    rt, model, slept = make([[err], text("fine")])
+    events, _ = await run(rt, "hi")
+    assert slept == [30.0] and events[-1].content == "fine"
+    rt, model, slept = make([[err], text("fine")], max_retry_wait=29.5)
+    events, _ = await run(rt, "hi")
+    assert slept == [] and events[-1].outcome == "error"
+
+
+async def test_a_request_the_client_sent_again_is_a_call_and_a_retry(
+    picobot_home: Path,
+) -> None:
+    """A ResentChunk (LiteLLM re-sending after a 422) counts as one more model call and
+    retry in the trace and shows as a `retrying` event."""
+    rt, model, slept = make([[ResentChunk("sent again"), TextChunk("ok"), UsageChunk(5, 1)]])
+    events, _ = await run(rt, "hi")
+    [retrying] = [e for e in events if e.type == "retrying"]
+    assert (retrying.kind, retrying.delay_s, retrying.message) == ("bad_request", 0.0, "sent again")
+    assert events[-1].outcome == "final" and slept == []
+    trace = json.loads((picobot_home / "data/traces/traces.jsonl").read_text().splitlines()[-1])
+    assert (trace["llm_calls"], trace["retries"]) == (2, 1)
 
 
 async def test_non_transient_error_is_immediate_and_session_stays_usable() -> None:

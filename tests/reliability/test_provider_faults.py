@@ -76,8 +76,10 @@ FAULTS: dict[str, Fault] = {
                                 "wait a moment"),
     "500": Fault(error(500), "server", True, "server error", "retry in a moment"),
     "502": Fault(error(502), "server", True, "server error", "retry in a moment"),
-    "503": Fault(error(503), "server", True, "server error", "retry in a moment"),
-    "529-overloaded": Fault(overloaded(), "server", True, "server error", "retry in a moment"),
+    # The default 503 body says "The engine is currently overloaded".
+    "503": Fault(error(503), "server", True, "provider is overloaded", "retry in a moment"),
+    "529-overloaded": Fault(overloaded(), "server", True, "provider is overloaded (openai/"
+                            "test-model, HTTP 529)", "retry in a moment"),
     "reset-before-response": Fault(reset_before_response(), "connection", True,
                                    "Could not reach the provider", "apiBase"),
     "reset-mid-stream": Fault(cut_mid_stream(4, _long_text()), "connection", True,
