@@ -4,7 +4,9 @@ In:  {"type":"message","content":"...","session":"optional id"}
      {"type":"approval","id":"<tool call id>",
       "decision":"allow"|"allow_session"|"always"|"deny"}
 Out: the loop's event stream, `event_to_dict(event)` per line, plus `error` events for bad
-input. Messages queue and run in order; EOF lets the queue finish, then exits.
+input. Messages queue and run in order; EOF lets the queue finish, then exits. After
+`maxConsecutiveFailures` model calls in a row failed (an `error` of kind
+`too_many_failures`), the channel runs no queued message and exits 1.
 
 An `approval_requested` event carries `preview` (escapes made visible, capped with a marker),
 `hidden` (what the preview leaves out, "" when nothing), `full` (the whole text), `scope`
@@ -52,6 +54,7 @@ class JsonChannel:
         self.closed = False
         self.settings: Settings | None = None  # the run's, once loaded (for "always")
         self.storage_failed = False
+        self.stopped = False  # too many model failures in a row: no more turns (exit 1)
 
     def emit(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -167,6 +170,11 @@ class JsonChannel:
                     self.emit_event(event)
                     if isinstance(event, ErrorEvent) and event.kind == STORAGE_ERROR:
                         self.storage_failed = True
+            if loop.failures.stopped:
+                # maxConsecutiveFailures model calls in a row failed: the agent takes no
+                # more turns, queued or not (the loop already said so in an error event).
+                self.stopped = True
+                return
             if self.storage_failed:
                 # The disk refused a write (full, quota): later turns could not be saved
                 # either, so end the channel (exit 1) instead of losing them silently.
@@ -240,7 +248,7 @@ async def _run(opts: RunOptions, yes: bool) -> int:
             await channel.serve(run, received)
     if received:
         return signal_exit(received)
-    if channel.storage_failed:
+    if channel.storage_failed or channel.stopped:
         return EXIT_ERROR
     # A failed turn is reported in its events; the channel itself ended cleanly.
     return EXIT_OK
