@@ -338,6 +338,10 @@ class PicobotApp(App[int]):
             self.queue.append(message.text)
             self.prompt.set_queue(self.queue)
         else:
+            if self.runtime is not None:
+                # After too many failures in a row the user's own next message starts
+                # afresh; queued messages wait until it went through.
+                self.runtime.loop.failures.reset()
             await self.send(message.text)
 
     async def send(self, text: str) -> None:
@@ -387,6 +391,13 @@ class PicobotApp(App[int]):
                 self.prompt.text = pending + (("\n\n" + current) if current.strip() else "")
                 self.queue.clear()
                 self.prompt.set_queue(self.queue)
+        elif self.runtime is not None and self.runtime.loop.failures.stopped:
+            if self.queue:  # the loop takes no more turns: keep them until the user acts
+                await self.conversation.add_notice(
+                    "error",
+                    f"{len(self.queue)} queued message(s) not sent. Send a message to start "
+                    "again; the queue follows it.",
+                )
         else:
             await self._send_queued()
 
