@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import email.utils
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import SecretStr
 
 from picobot_tui.core.llm import load_litellm
 from picobot_tui.core.llm_errors import classify, parse_retry_after
@@ -212,3 +215,133 @@ def test_key_cut_by_truncation_does_not_leak(le):
         exc = le.AuthenticationError("x" * pad + f" key {SECRET} end", "openai", "m", _resp(401))
         err = classify(exc, scrub=Scrubber([SECRET], include_env=False))
         assert SECRET[:12] not in err.message
+
+
+# -- transient by its words (issue 9, point 7) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("words", "kind"),
+    [
+        ("upstream rate_limit_exceeded, slow down", "rate_limit"),
+        ("proxy said: 429 Too Many Requests", "rate_limit"),
+        ("gateway TIMEOUT talking to the model", "timeout"),
+        ("Connection closed by the upstream", "connection"),
+        ("HTTP 503 from the backend", "server"),
+        ("The model is Overloaded right now", "server"),
+    ],
+)
+def test_untyped_errors_naming_a_transient_fault_are_retried(le, words, kind):
+    """No HTTP status, or only a 400: the words decide (case-insensitive)."""
+    for exc in (RuntimeError(words), le.BadRequestError(words, "m", "openai", _resp(400))):
+        err = classify(exc)
+        assert (err.kind, err.transient) == (kind, True), (type(exc), words)
+
+
+@pytest.mark.parametrize(
+    ("factory", "kind"),
+    [
+        (lambda le: le.AuthenticationError("timeout of key", "openai", "m", _resp(401)), "auth"),
+        (lambda le: le.NotFoundError("connection 503", "m", "openai", _resp(404)), "not_found"),
+        (
+            lambda le: le.ContextWindowExceededError("overloaded with 429 tokens", "m", "openai"),
+            "context_window",
+        ),
+    ],
+)
+def test_typed_auth_not_found_and_context_window_stay_permanent(le, factory, kind):
+    err = classify(factory(le))
+    assert (err.kind, err.transient) == (kind, False)
+
+
+def test_numbers_inside_other_numbers_are_not_a_status():
+    err = classify(ValueError("the prompt has 14290 tokens and 5031 words"))
+    assert (err.kind, err.transient) == ("internal", False)
+
+
+def test_midstream_provider_error_overloaded_is_server_not_connection(le):
+    original = le.InternalServerError("AnthropicError - Overloaded", "anthropic", "m", _resp(500))
+    exc = le.MidStreamFallbackError("overloaded", "m", "anthropic", original_exception=original)
+    err = classify(exc)
+    assert (err.kind, err.transient, err.status) == ("server", True, None)
+    assert err.message.startswith("The provider is overloaded")
+    assert "broke off" not in err.message and "apiBase" not in err.message
+
+
+# -- an Anthropic 529 through the real LiteLLM (issue 9, point 12) ---------------------------
+
+
+class _AnthropicStub(BaseHTTPRequestHandler):
+    """POST /v1/messages: `529` answers Anthropic's overloaded error; `mid` streams a text
+    delta and then an `error` event, as Anthropic does when it is overloaded mid-answer."""
+
+    mode = "529"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        overloaded = {
+            "type": "error",
+            "error": {"type": "overloaded_error", "message": "Overloaded"},
+        }
+        if self.mode == "529":
+            data = json.dumps(overloaded).encode()
+            self.send_response(529)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        message = {"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [],
+                   "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+        frames = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": "Partial"}}),
+            ("error", overloaded),
+        ]  # fmt: skip
+        for name, payload in frames:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode())
+            self.wfile.flush()
+
+
+@pytest.mark.parametrize("mode", ["529", "mid"])
+async def test_anthropic_overloaded_reads_as_overloaded(mode, picobot_home):
+    """Before: "HTTP 500" and a raw b'{...}' body (529), "stream broke off ... apiBase"
+    (mid-stream). Now: the real status, Anthropic's own message, a server-side cause."""
+    from picobot_tui.config import load_settings
+    from picobot_tui.core.llm import LiteLLMClient
+    from picobot_tui.core.model import ModelRequest
+
+    handler = type("Stub", (_AnthropicStub,), {"mode": mode})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = load_settings()[0]
+        settings.providers.anthropic.api_base = f"http://127.0.0.1:{server.server_address[1]}"
+        settings.providers.anthropic.api_key = SecretStr(SECRET)
+        client = LiteLLMClient(settings)
+        request = ModelRequest("anthropic/claude-test", [{"role": "user", "content": "hi"}],
+                               [], 64, 0.0)  # fmt: skip
+        with pytest.raises(LLMError) as info:
+            async for _ in client.stream(request):
+                pass
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = info.value
+    assert (err.kind, err.transient) == ("server", True)
+    assert err.message.startswith("The provider is overloaded (anthropic/claude-test")
+    assert ": Overloaded —" in err.message
+    assert "b'" not in err.message and "{" not in err.message and "HTTP 500" not in err.message
+    assert err.status == (529 if mode == "529" else None)
+    assert ("HTTP 529" in err.message) == (mode == "529")
+    assert SECRET not in err.message
