@@ -92,6 +92,23 @@ def _wait_too_long(e: LLMError, wait: float, limit: float) -> tuple[str, str, st
     return message, e.kind, hint
 
 
+class _CountResent:
+    """A model client passing chunks through, counting the requests it sent again."""
+
+    def __init__(self, model: ModelClient) -> None:
+        self.model = model
+        self.resent = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        async for chunk in self.model.stream(request):
+            if isinstance(chunk, ResentChunk):
+                self.resent += 1
+            yield chunk
+
+    def context_window(self, model: str) -> int | None:
+        return self.model.context_window(model)
+
+
 class AgentLoop:
     """Runs turns of the agent against a model client, a tool registry and a session."""
 
@@ -252,7 +269,12 @@ class AgentLoop:
             temperature=d.temperature,
         )
         turn.llm_calls += 1
-        text, usage = await compaction.summarise(self.model, request)
+        counted = _CountResent(self.model)
+        try:
+            text, usage = await compaction.summarise(counted, request)
+        finally:  # a re-send is one more request, whether the summary came or not
+            turn.llm_calls += counted.resent
+            turn.retries += counted.resent
         if usage is not None:
             prompt, completion = usage.prompt_tokens, usage.completion_tokens
             if usage.cost is not None:
