@@ -45,8 +45,47 @@ def _root(
     """picobot — an LLM agent for your terminal."""
 
 
+# What a mode always does, per flag: a flag asking for anything else there is refused (exit 2)
+# instead of being silently ignored. `-m` honours every flag; flags not listed work everywhere
+# (--model, --workspace, -s, --max-tokens; --logs and --yes in --json).
+_FIXED: dict[str, dict[str, tuple[bool, str]]] = {
+    "the TUI": {
+        "stream": (True, "it always streams the answer"),
+        "show_tools": (True, "it always shows tool calls"),
+        "markdown": (True, "it always renders Markdown"),
+        "logs": (False, "its screen owns the terminal; every log line goes to {log}"),
+        "yes": (False, "answer the approval dialog, or set tools.approval to auto"),
+    },
+    "--json": {
+        "stream": (True, "it always sends text_delta events"),
+        "show_tools": (True, "it always sends the tool events"),
+        "markdown": (False, "it sends the answer's raw text"),
+    },
+}
+
+
+def _refuse_ignored_flags(ctx: typer.Context, mode: str) -> None:
+    """Exit 2 with one line when a flag given on the command line would be ignored in `mode`
+    (Typer cannot tell a bool flag's default from the same value given: click can)."""
+    for name, (fixed, why) in _FIXED[mode].items():
+        source = ctx.get_parameter_source(name)
+        # By name: Typer may hand out its own vendored click's enum, not click.core's.
+        if source is None or source.name == "DEFAULT":
+            continue
+        value = ctx.params[name]
+        if value == fixed:
+            continue  # what the mode does anyway
+        flag = "--yes" if name == "yes" else f"--{'' if value else 'no-'}{name.replace('_', '-')}"
+        if "{log}" in why:
+            from picobot_tui.paths import picobot_home
+
+            why = why.format(log=picobot_home() / "data" / "logs" / "picobot.log")
+        _fail(f"{flag} does not apply to {mode}: {why}.", 2)
+
+
 @app.command()
 def agent(
+    ctx: typer.Context,
     message: Annotated[
         str | None, typer.Option("-m", "--message", help="Send one message, non-interactive.")
     ] = None,
@@ -80,10 +119,12 @@ def agent(
     opts = RunOptions(
         model=model, session=session, workspace=workspace, max_tokens=max_tokens, logs=logs
     )
+    if json_mode and message is not None:
+        _fail("--json reads messages from stdin; don't combine it with -m.", 2)
+    if message is None:
+        _refuse_ignored_flags(ctx, "--json" if json_mode else "the TUI")
     try:
         if json_mode:
-            if message is not None:
-                _fail("--json reads messages from stdin; don't combine it with -m.", 2)
             from picobot_tui.json_protocol import run_json
 
             code = run_json(opts, yes=yes)

@@ -83,7 +83,7 @@ def open_session(runtime: Runtime, raw: str | None, model: str, *, lazy: bool = 
             raise RunError(str(e), 2) from None
         return store.open(key, model=model, create=False)
     except SessionNotFound as e:
-        raise RunError(f"{e} — `picobot sessions list` shows the sessions there are.", 2) from None
+        raise RunError(str(e), 2) from None  # its message already says where to look
     except SessionError as e:  # in use by another process, or the disk refused
         raise RunError(str(e), 1) from None
 
