@@ -89,6 +89,12 @@ FAULTS: dict[str, Fault] = {
                                           parts=8)),
         "connection", True, "stream broke off", "apiBase"),
     "malformed-chunk": Fault(malformed_chunk(), "server", True, "malformed", "retry"),
+    # An error event in the middle of the stream (OpenRouter-style): overloaded, not a cut.
+    "overloaded-mid-stream": Fault(
+        malformed_chunk(_long_text(), at=2, raw='{"error": {"message": "Overloaded", '
+                        '"type": "overloaded_error", "code": 529}}'),
+        "server", True, "provider is overloaded (openai/test-model): Overloaded",
+        "retry in a moment"),
     # Only `choices: []` chunks and no finish_reason: LiteLLM calls the stream incomplete.
     "empty-choices": Fault(empty_choices(), "connection", True, "stream broke off", "retry"),
     # LiteLLM stops a stream after 100 identical chunks (its loop guard): not a network fault.
