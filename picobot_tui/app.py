@@ -338,7 +338,7 @@ class PicobotApp(App[int]):
             self.queue.append(message.text)
             self.prompt.set_queue(self.queue)
         else:
-            if self.runtime is not None:
+            if self.runtime is not None and self.runtime.loop.failures.stopped:
                 # After too many failures in a row the user's own next message starts
                 # afresh; queued messages wait until it went through.
                 self.runtime.loop.failures.reset()
