@@ -74,3 +74,19 @@ async def test_too_many_failures_keeps_the_queue_and_the_next_message_starts_afr
         assert model.calls == 5 and app.runtime.loop.failures.count == 0
     users = [m["content"] for m in session_lines(app) if m["role"] == "user"]
     assert users == ["one", "two", "three", "five", "four"]
+
+
+async def test_failures_count_across_messages_sent_one_by_one(settings):
+    model = ScriptedModel([[DOWN], [DOWN], [DOWN], text("working again")])
+    app = make_app(settings, model)
+    async with app.run_test(size=(120, 36)) as pilot:
+        for i, message in enumerate(("a", "b", "c"), 1):
+            await type_and_send(pilot, message)
+            await wait_for(pilot, lambda i=i: len(model.requests) == i, f"call {i}")
+            await wait_idle(pilot)
+        assert app.runtime.loop.failures.stopped
+        assert "3 model calls in a row failed" in "\n".join(notices(app))
+        await type_and_send(pilot, "d")
+        await wait_for(pilot, lambda: app.conversation.last_response() == "working again")
+        await wait_idle(pilot)
+        assert app.runtime.loop.failures.count == 0
