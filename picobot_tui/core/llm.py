@@ -126,7 +126,11 @@ def _install_request_counter(litellm: ModuleType) -> None:
     """Count each HTTP request LiteLLM sends: its `pre_call` log hook runs once per request,
     its own re-sends included. An input callback only (not `litellm.callbacks`), so the
     success/failure logging paths do not grow; ids picobot did not register are ignored."""
-    from litellm.integrations.custom_logger import CustomLogger
+    try:
+        from litellm.integrations.custom_logger import CustomLogger
+    except ImportError:  # another LiteLLM layout: every call counts as one request
+        log.warning("LiteLLM has no CustomLogger: its own re-sends cannot be counted")
+        return
 
     class RequestCounter(CustomLogger):
         def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
