@@ -389,7 +389,9 @@ class LiteLLMClient:
                 resent = _requests_sent(call_id) - 1
             for _ in range(resent):
                 yield ResentChunk(RESENT)
-            resent = 0
+            was_resent, resent = resent > 0, 0
+            if response is None and not was_resent:
+                raise RuntimeError("LiteLLM returned no response")  # classified: internal
             if response is None:
                 # LiteLLM's 422 re-send loop ends without raising when the second request
                 # is refused too.
