@@ -69,6 +69,8 @@ def _settings(tmp: Path, approval: str = "readonly") -> Settings:
     s.agents.defaults.model = "scripted"
     s.agents.defaults.workspace = str(tmp / "ws")
     s.agents.defaults.max_tool_iterations = 3
+    # The scripted model has exactly the steps of the turn: no summary call in between.
+    s.agents.defaults.compaction = "drop"
     s.tools.approval = approval  # type: ignore[assignment]
     return s
 
@@ -132,7 +134,10 @@ def test_any_tool_arguments_become_results_never_exceptions(tmp_path_factory, ca
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     calls = [(n, raw) for n, raw in calls if n or raw]  # a lone id is no call at all
     assert len(finished) == len(calls)
-    assert events[-1].outcome == "final"
+    # Arguments bigger than the whole budget (megabytes of text) cannot all be sent back:
+    # the turn either goes on without them or stops cleanly at the budget.
+    too_big = sum(len(raw) for _n, raw in calls) // 4 > 128_000 * 0.8
+    assert events[-1].outcome in (("final", "budget_exhausted") if too_big else ("final",))
     for (name, _raw), e in zip(calls, finished, strict=True):
         assert e.status in ("ok", "error", "denied"), e
         assert isinstance(e.result, str) and len(e.result) <= 8_000 + 100

@@ -140,8 +140,15 @@ async def test_json_messages_sent_all_at_once_run_in_order(tmp_path) -> None:
     starts = [i for i, e in enumerate(events) if e["type"] == "turn_started"]
     ends = [i for i, e in enumerate(events) if e["type"] == "turn_finished"]
     assert all(s < e < n for s, e, n in zip(starts, ends, starts[1:] + [len(events)], strict=True))
+    # maxHistoryMessages bounds what each call sends: the last call carries the newest
+    # messages, in order; the session file keeps all forty, in order.
     users = [m["content"] for m in model.requests[-1].messages if m["role"] == "user"]
-    assert users == [f"m{i}" for i in range(40)]
+    numbers = [int(u[1:]) for u in users]
+    assert numbers == sorted(set(numbers)) and numbers[-1] == 39, users
+    stored = [
+        m.get("content") for m in rt.store.load_messages(session.key) if m.get("role") == "user"
+    ]
+    assert stored == [f"m{i}" for i in range(40)]
     check = check_session_file(session.path)
     assert not check.warnings
     assert conversation_problems(provider_view(check.messages)) == []
