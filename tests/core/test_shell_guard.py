@@ -8,8 +8,11 @@ RELIABILITY.md (the reliability summary prints the tally).
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from picobot_tui.config import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
@@ -17,7 +20,7 @@ from picobot_tui.core.tools.registry import default_registry
 from picobot_tui.core.tools.shell_confine import take_heredocs
 from picobot_tui.core.tools.shell_guard import check_confined
 from tests.core.test_tools_paths import SECRET, layout, snapshot_outside
-from tests.reliability.fuzz import tally
+from tests.reliability.fuzz import fuzz, tally
 
 __all__ = ["layout"]  # the fixture, reused
 
@@ -227,3 +230,40 @@ def test_heredocs_are_taken_out_with_positions_kept():
     assert prepared.startswith("cat > a <h0___")
     assert bodies == [("$(not run)", False)]
     assert prepared.endswith("echo done") and "not run" not in prepared
+
+
+# -- any text: a verdict, never an exception or a runaway parse --------------------------------
+
+_PIECES = [*"abc ./$'\"\\`(){}[]<>|&;*?~#=:-\n\t!%^@+,", "$(", "${", "<<", "<<'E'", "\nE\n",
+           "EOF", "cd ", "sh -c ", "eval ", "for x in ", "; do ", "; done", "case ", "$((",
+           "${x%", "${x:-", "'.'", "..", "link_out", "IFS=", "<(", "f() {", "}", "$'\\x2e'"]  # fmt: skip
+
+
+@fuzz(300, 5000)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_any_text_gets_a_verdict(layout, command):
+    tally("workspace guard: fuzzed commands judged")
+    try:
+        check_confined(command, layout["ws"].resolve(), {"HOME": "/root", "PATH": "/bin"})
+    except ToolError as e:
+        assert str(e).startswith("command refused")
+
+
+def test_an_unclosed_brace_in_single_quotes_does_not_run_bashlex_away():
+    """bashlex 0.18 allocates without end on `'${'c`: the inside of quotes is masked first.
+    Run in a child with a memory cap, so a regression fails instead of exhausting memory."""
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (800_000_000,) * 2)\n"
+        "from pathlib import Path\n"
+        "from picobot_tui.core.tools.base import ToolError\n"
+        "from picobot_tui.core.tools.shell_guard import check_confined\n"
+        "for c in [\"'${'c .&:\", \"echo '${x%case 'c\", \"sed 's/${/x/' a.txt\"]:\n"
+        "    try:\n"
+        "        check_confined(c, Path('.').resolve(), {})\n"
+        "    except ToolError:\n"
+        "        pass\n"
+        "print('judged')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "judged" in done.stdout, done.stderr[-2000:]

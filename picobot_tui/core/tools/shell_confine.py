@@ -126,13 +126,23 @@ def check_confined(command: str, workspace: Path, env: Mapping[str, str] | None 
 
 
 def take_heredocs(command: str, base: int = 0) -> tuple[str, list[tuple[str, bool]]]:
+    prepared, _, bodies = prepare(command, base)
+    return prepared, bodies
+
+
+def prepare(command: str, base: int = 0) -> tuple[str, str, list[tuple[str, bool]]]:
     """The command with every heredoc body blanked (same length, so positions hold) and its
     `<<DELIM` made a plain `<` redirect of the word `h<N>___` (N = base + its index, when it
     fits; else `___`); plus each (body, expands).
 
     Heredocs are found in command context only: at the top, inside `$(...)` (also within
-    double quotes: `git commit -m "$(cat <<'EOF' ...)"`), not in quoted text."""
+    double quotes: `git commit -m "$(cat <<'EOF' ...)"`), not in quoted text.
+
+    `prepare` also returns the text bashlex is given: the same, with the inside of single
+    quotes (and of `$'...'`) masked, since bashlex 0.18 looks for `${...}` there too and an
+    unclosed `'${'` makes it allocate without end."""
     out = list(command)
+    mask: list[int] = []  # positions inside single quotes
     bodies: list[tuple[str, bool]] = []
     pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, expands)
     stack: list[list[Any]] = [["cmd", 0]]  # ("cmd", open parens) / ("dq", 0) frames
@@ -156,8 +166,16 @@ def take_heredocs(command: str, base: int = 0) -> tuple[str, list[tuple[str, boo
             i += 1
             continue
         if c == "'":
-            end = command.find("'", i + 1)
-            i = n if end < 0 else end + 1
+            if i > 0 and command[i - 1] == "$":  # $'...': backslash escapes a quote
+                end = i + 1
+                while end < n and command[end] != "'":
+                    end += 2 if command[end] == "\\" else 1
+                end = min(end, n)
+            else:
+                end = command.find("'", i + 1)
+                end = n if end < 0 else end
+            mask.extend(range(i + 1, end))
+            i = end + 1
             continue
         if c == '"':
             stack.append(["dq", 0])
@@ -198,7 +216,12 @@ def take_heredocs(command: str, base: int = 0) -> tuple[str, list[tuple[str, boo
             continue
         at_word_start = c in " \t;&|()"
         i += 1
-    return "".join(out), bodies
+    prepared = "".join(out)
+    masked = list(prepared)
+    for k in mask:
+        if masked[k] != "\n":
+            masked[k] = "x"
+    return prepared, "".join(masked), bodies
 
 
 def _heredoc_operator(
@@ -218,6 +241,7 @@ def _heredoc_operator(
             k = n if close < 0 else close + 1
         else:
             k += 2 if command[k] == "\\" else 1
+    k = min(k, n)
     word = command[j:k]
     if not word:
         raise Unanalysable("a heredoc without a delimiter")
@@ -229,7 +253,8 @@ def _heredoc_operator(
     for m in range(i + 1, k):
         out[m] = "_"
     for m, ch in enumerate(tag):
-        out[i + 1 + m] = ch
+        if i + 1 + m < len(out):
+            out[i + 1 + m] = ch
     return k
 
 
@@ -294,12 +319,12 @@ class Analysis:
             return
         if "$((" in command or "((" in command.lstrip()[:2]:
             raise Unanalysable("arithmetic is not supported")
-        prepared, bodies = take_heredocs(command, len(self.heredocs))
+        prepared, masked, bodies = prepare(command, len(self.heredocs))
         self.heredocs.extend(bodies)
         import bashlex  # lazy: ~30 ms, needed only when exec runs
 
         try:
-            trees = bashlex.parse(prepared)
+            trees = bashlex.parse(masked)
         except Exception as e:  # noqa: BLE001 - any parser failure means "cannot tell"
             raise Unanalysable(f"bashlex: {_short(e)}") from None
         self.depth += 1
