@@ -1,7 +1,9 @@
 """`picobot agent -m`: one message, events rendered as text on stdout/stderr.
 
 The answer goes to stdout; progress, tools, notices and logs go to stderr, so
-`picobot agent -m ... > out.txt` captures just the answer.
+`picobot agent -m ... > out.txt` captures just the answer. Tokens are streamed only to a
+terminal: a pipe or file gets the final answer once, at the end, so a retry after a partial
+answer (or text the model wrote before a tool call) never lands in the output.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ def _short(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or file-like stand-in
+        return False
+
+
 @dataclass
 class HeadlessFlags:
     stream: bool = True
@@ -61,6 +70,9 @@ class TextRenderer:
         self.err = err
         self.streamed = False
         self.at_line_start = True
+        # Live tokens only where a person reads them: written text cannot be taken back, and
+        # a captured stdout must hold exactly the final answer whatever retries happened.
+        self.live = flags.stream and not flags.markdown and _isatty(out)
 
     def _note(self, text: str) -> None:
         # Keep the notice off the answer's line when both go to one terminal.
@@ -74,7 +86,7 @@ class TextRenderer:
     def handle(self, event: Event) -> None:
         f = self.flags
         if isinstance(event, TextDelta):
-            if f.stream and not f.markdown:
+            if self.live:
                 text = terminal_safe(event.text)
                 self.out.write(text)
                 self.out.flush()
@@ -127,7 +139,8 @@ class TextRenderer:
 
             Console(file=self.out, highlight=False).print(Markdown(event.content))
         elif not self.streamed:
-            self.out.write(terminal_safe(event.content) + "\n")
+            text = terminal_safe(event.content)
+            self.out.write(text if text.endswith("\n") else text + "\n")  # as a stream ends
         elif not self.at_line_start:
             self.out.write("\n")
         self.out.flush()

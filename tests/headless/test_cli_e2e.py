@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import signal
 import stat
 import subprocess
@@ -241,20 +243,27 @@ def test_json_protocol_approval_round_trip(
 
 
 def _signal_mid_stream(home: Path, server: OpenAITestServer, sig: int) -> tuple[int, str]:
-    """Start a slow streamed answer, send `sig` once output has begun; (exit code, stderr)."""
+    """Start a slow streamed answer, send `sig` once output has begun; (exit code, stderr).
+    stdout is a terminal (a pty): only a terminal gets the tokens as they arrive."""
     server.script([slow(0.05, text_reply("word " * 400, chunk_size=5))])
+    master, slave = pty.openpty()
     proc = subprocess.Popen(
         [*picobot_exe(), "agent", "-m", "talk"],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
+        stdout=slave,
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(home),
     )
-    assert proc.stdout
-    proc.stdout.read(10)  # streaming has started
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
+    os.close(slave)
+    try:
+        seen = b""
+        while len(seen) < 10:  # streaming has started
+            seen += os.read(master, 1024)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        os.close(master)
     return proc.returncode, err
 
 
