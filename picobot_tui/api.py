@@ -39,6 +39,30 @@ SESSION_CHANNEL = "lib"
 """New sessions are `lib:<id>`: `picobot sessions list` shows them, `-s lib:<id>` resumes."""
 
 
+def _library_logging(log_path: Path, scrub: Callable[[str], str]) -> None:
+    """picobot's own records go to its log file, masked, as the CLI's do. Unlike the CLI,
+    the host's logging is left alone: no third-party logger is touched and records still
+    propagate. The masking filter rewrites the record in place, and picobot's handler runs
+    before any ancestor's, so what reaches the host's handlers is masked too."""
+    from picobot_tui.logs import LOGGER, ScrubFilter, _private_file, _QuietFileHandler
+
+    logger = logging.getLogger(LOGGER)
+    for old in [h for h in logger.handlers if getattr(h, "_picobot_api", False)]:
+        logger.removeHandler(old)
+        old.close()
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+    try:
+        _private_file(log_path)
+    except OSError:
+        return  # a read-only home must not stop the agent
+    handler = _QuietFileHandler(log_path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(ScrubFilter(scrub))
+    handler._picobot_api = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+
+
 class AgentError(Exception):
     """A turn that ended other than `final`, or a problem before it could run.
 
@@ -90,7 +114,6 @@ class Agent:
     ) -> None:
         if approval not in (None, "ask", "auto", "readonly"):
             raise ValueError(f"approval must be 'ask', 'auto' or 'readonly', not {approval!r}")
-        from picobot_tui.logs import setup_logging
         from picobot_tui.run_context import (
             RunError,
             RunOptions,
@@ -112,7 +135,7 @@ class Agent:
             self.model = model or settings.agents.defaults.model
             self._confirm = confirm
             self._runtime = build_runtime(settings, model=self.model, confirm=self._ask)
-            setup_logging(settings.log_path, self._runtime.scrub, to_stderr=False)
+            _library_logging(settings.log_path, self._runtime.scrub)
             problem = budget_problem(self._runtime) or credentials_problem(settings, self.model)
         except RunError as e:
             raise AgentError(e.message, kind="config") from None
