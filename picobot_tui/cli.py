@@ -93,10 +93,12 @@ def agent(
         str | None,
         typer.Option("-s", "--session", help="Resume a session by id, or `latest`."),
     ] = None,
-    stream: Annotated[bool, typer.Option(help="Print tokens as they arrive.")] = True,
-    show_tools: Annotated[bool, typer.Option(help="Show tool calls on stderr.")] = True,
-    markdown: Annotated[bool, typer.Option(help="Render the answer as Markdown.")] = False,
-    logs: Annotated[bool, typer.Option(help="Show runtime logs on stderr.")] = False,
+    stream: Annotated[
+        bool, typer.Option(help="-m: print tokens as they arrive (to a terminal).")
+    ] = True,
+    show_tools: Annotated[bool, typer.Option(help="-m: show tool calls on stderr.")] = True,
+    markdown: Annotated[bool, typer.Option(help="-m: render the answer as Markdown.")] = False,
+    logs: Annotated[bool, typer.Option(help="-m, --json: show runtime logs on stderr.")] = False,
     max_tokens: Annotated[
         int | None, typer.Option(help="Max tokens per model response (overrides config).")
     ] = None,
@@ -110,7 +112,10 @@ def agent(
         Path | None, typer.Option(help="Workspace directory for the tools.")
     ] = None,
     yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Approve commands and file changes without asking.")
+        bool,
+        typer.Option(
+            "--yes", "-y", help="-m, --json: approve commands and file changes without asking."
+        ),
     ] = False,
 ) -> None:
     """Chat with the agent: the TUI, or one message with -m, or --json."""
