@@ -218,3 +218,19 @@ def test_a_library_session_resumes_in_the_cli_json_channel(
     assert res.returncode == 0, res.stderr
     [done] = [json.loads(x) for x in res.stdout.splitlines() if '"turn_finished"' in x]
     assert done["session"] == with_agent.session and done["content"] == "from --json"
+
+
+async def test_agent_reads_the_environment_like_the_cli(
+    picobot_home: Path, llm_server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No config file: the model, base URL and key come from PICOBOT_* and OPENAI_API_KEY."""
+    monkeypatch.setenv("PICOBOT_AGENTS__DEFAULTS__MODEL", "openai/env-model")
+    monkeypatch.setenv("PICOBOT_PROVIDERS__OPENAI__API_BASE", llm_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    llm_server.script([text_reply("from the environment")])
+    async with Agent() as agent:
+        assert agent.model == "openai/env-model"
+        assert await agent.process_direct("hi") == "from the environment"
+    [req] = llm_server.completions
+    assert req.body["model"] == "env-model"
+    assert req.headers.get("authorization") == f"Bearer {SECRET}"
