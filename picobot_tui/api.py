@@ -35,6 +35,7 @@ web_fetch's host, for the Agent's life), "deny", or True/False. "always" counts 
 "allow_session" (the library never edits config.json)."""
 
 _DECISIONS = {"allow": "allow", "allow_session": "allow_session", "always": "allow_session"}
+_SETTLE_STEPS = 20  # loop iterations; the finalizer's close took 2 here (demo and LiteLLM)
 SESSION_CHANNEL = "lib"
 """New sessions are `lib:<id>`: `picobot sessions list` shows them, `-s lib:<id>` resumes."""
 
@@ -194,7 +195,18 @@ class Agent:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self._settle()
         self.close()
+
+    async def _settle(self) -> None:
+        """Let an abandoned turn finish closing. A `stream()` left by `break` is closed by
+        asyncio's async-generator finalizer, a task it schedules when the generator is
+        collected: a few loop iterations later it records the turn as cancelled and frees
+        the Agent."""
+        for _ in range(_SETTLE_STEPS):
+            if not self._busy:
+                return
+            await asyncio.sleep(0)
 
     # -- approvals ---------------------------------------------------------------------
     async def _ask(self, request: ApprovalRequested) -> Any:
@@ -214,11 +226,14 @@ class Agent:
         """Run one turn and yield its typed events (`picobot_tui.core.events`), ending with
         `TurnFinished`. A failed turn is events (ErrorEvent, then TurnFinished), not an
         exception. Leaving the loop early cancels the turn, recorded as cancelled (at once
-        inside `contextlib.aclosing`, else when the generator is collected)."""
+        inside `contextlib.aclosing`, else when asyncio closes the collected generator: the
+        next turn and `async with` wait for that)."""
         if self._closed:
             raise AgentError("this Agent is closed", kind="closed", session=self._last)
         if not isinstance(message, str) or not message.strip():
             raise ValueError("the message is empty")
+        if self._busy:
+            await self._settle()
         if self._busy:
             raise AgentError(
                 "a turn is already running on this Agent; await it first (or make another "

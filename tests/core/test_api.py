@@ -259,3 +259,24 @@ async def test_one_turn_at_a_time(picobot_home: Path) -> None:
         rest = [e async for e in events]
         assert rest[-1].outcome == "final"
         assert await agent.process_direct("now") != ""
+
+
+async def test_breaking_out_of_stream_cancels_the_turn_and_frees_the_agent(
+    picobot_home: Path,
+) -> None:
+    async with Agent(model="demo") as agent:
+        async for event in agent.stream("hello"):
+            if event.type == "text_delta":
+                break
+        key = agent.session
+        # No aclosing, no await: the next turn waits for asyncio's finalizer to close it.
+        assert await agent.process_direct("next", session=key)
+        async for event in agent.stream("third", session=key):
+            if event.type == "text_delta":
+                break
+    # ... and leaving `async with` lets the third one close before the session is.
+    [path] = (picobot_home / "sessions").glob("lib_*.jsonl")
+    msgs = [json.loads(x) for x in path.read_text().splitlines()[1:]]
+    interrupted = [m for m in msgs if m.get("interrupted")]
+    assert len(interrupted) == 2
+    assert [m["content"] for m in msgs if m["role"] == "user"] == ["hello", "next", "third"]
