@@ -83,13 +83,15 @@ class SessionStore:
         """The key `raw` names: "latest", a key, a bare id, or a unique prefix of one."""
         raw = raw.strip()
         if raw.lower() == "latest":
-            newest = self.list(limit=1)
-            if not newest:
-                raise SessionNotFound(
-                    "there are no sessions yet, so there is no 'latest' to resume; "
-                    "start one with `picobot agent`"
-                )
-            return newest[0].key
+            # The newest session that holds a message: an empty one (left by an older
+            # picobot, or a start that failed) would hide the real conversation.
+            for key, entry in self._ranked():
+                if entry.get("message_count", 0) > 0:
+                    return key
+            raise SessionNotFound(
+                "there are no sessions with messages yet, so there is no 'latest' to "
+                "resume; start one with `picobot agent`"
+            )
         key = self.normalize_key(raw)
         if self.exists(key):
             return key

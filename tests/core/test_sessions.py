@@ -248,7 +248,22 @@ def test_resolve(store: SessionStore) -> None:
 
 
 def test_resolve_latest_with_no_sessions(store: SessionStore) -> None:
-    with pytest.raises(SessionNotFound, match="no sessions yet"):
+    with pytest.raises(SessionNotFound, match="no sessions with messages yet"):
+        store.resolve("latest")
+
+
+def test_latest_skips_sessions_without_messages(store: SessionStore) -> None:
+    real = make(store, "cli:aaaa1111-20250101-000000", "the real conversation")
+    # An empty session newer than it (an older picobot's idle --json left these behind).
+    empty = store.open("cli:bbbb2222-20250101-000000", create=True)
+    empty.close()
+    assert store.exists("cli:bbbb2222-20250101-000000")
+    assert store.list()[0].key == "cli:bbbb2222-20250101-000000"
+    assert store.resolve("latest") == real
+    for p in list(store.dir.glob("*.jsonl")):
+        if "aaaa1111" in p.name:
+            p.unlink()
+    with pytest.raises(SessionNotFound, match="no sessions with messages"):
         store.resolve("latest")
 
 
