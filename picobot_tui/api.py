@@ -186,6 +186,16 @@ class Agent:
             self._open.close()
             self._open = None
 
+    @property
+    def stopped(self) -> bool:
+        """True after `maxConsecutiveFailures` failed model calls in a row (across turns):
+        every turn then raises AgentError(kind="too_many_failures") until `reset_failures()`."""
+        return self._runtime.loop.failures.stopped
+
+    def reset_failures(self) -> None:
+        """Let a stopped Agent take turns again (as the TUI does on the user's next message)."""
+        self._runtime.loop.failures.reset()
+
     def close(self) -> None:
         """Close (unlock) the open session. The Agent can't run turns afterwards."""
         self._release()

@@ -234,3 +234,26 @@ async def test_agent_reads_the_environment_like_the_cli(
     [req] = llm_server.completions
     assert req.body["model"] == "env-model"
     assert req.headers.get("authorization") == f"Bearer {SECRET}"
+
+
+async def test_three_failures_across_turns_stop_the_agent_until_it_is_reset(
+    configured_home: Path, llm_server: OpenAITestServer
+) -> None:
+    """maxConsecutiveFailures counts failed calls across turns: the library raises
+    too_many_failures at the limit and calls no model after it."""
+    cfg = json.loads((configured_home / "config.json").read_text())
+    cfg["agents"]["defaults"].update(maxRetries=0, maxConsecutiveFailures=3)
+    (configured_home / "config.json").write_text(json.dumps(cfg))
+    llm_server.script([error(503, "try later")] * 3 + [text_reply("back again")])
+    async with Agent() as agent:
+        kinds = []
+        for _ in range(4):
+            with pytest.raises(AgentError) as info:
+                await agent.process_direct("q", session=agent.session)
+            kinds.append(info.value.kind)
+        assert kinds == ["server", "server", "too_many_failures", "too_many_failures"]
+        assert len(llm_server.completions) == 3  # the stopped agent sent nothing
+        assert agent.stopped
+        agent.reset_failures()
+        assert not agent.stopped
+        assert await agent.process_direct("again", session=agent.session) == "back again"
