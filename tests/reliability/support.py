@@ -8,9 +8,11 @@ import contextlib
 import json
 import logging
 import os
+import pty
 import subprocess
 import threading
 import time
+import tty as termios_tty
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,29 +230,51 @@ class Proc:
     """A running `picobot` with stdout/stderr collected by threads (so pipes never block)."""
 
     def __init__(
-        self, home: Path, args: Sequence[str], stdin: bool = False, umask: int = -1, **env: str
+        self,
+        home: Path,
+        args: Sequence[str],
+        stdin: bool = False,
+        umask: int = -1,
+        tty: bool = False,
+        **env: str,
     ) -> None:
+        """`tty`: stdout is a terminal (a raw pty), as a user's is. `-m` streams tokens only
+        to a terminal; to a pipe it prints the final answer once, at the end, so a test that
+        must act while text streams needs `tty=True`."""
+        master = slave = -1
+        if tty:
+            master, slave = pty.openpty()
+            termios_tty.setraw(slave)  # no \n -> \r\n: the bytes are what picobot wrote
         self.popen = subprocess.Popen(
             [*picobot_exe(), *args],
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=slave if tty else subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=cli_env(home, **env),
             umask=umask,
         )
+        if tty:
+            os.close(slave)
         self.out = bytearray()
         self.err = bytearray()
         self._cond = threading.Condition()
+        assert self.popen.stderr is not None
+        out_fd = master if tty else self.popen.stdout.fileno()  # type: ignore[union-attr]
         self._threads = [
-            threading.Thread(target=self._pump, args=(self.popen.stdout, self.out), daemon=True),
-            threading.Thread(target=self._pump, args=(self.popen.stderr, self.err), daemon=True),
+            threading.Thread(target=self._pump, args=(out_fd, self.out), daemon=True),
+            threading.Thread(
+                target=self._pump, args=(self.popen.stderr.fileno(), self.err), daemon=True
+            ),
         ]
         for t in self._threads:
             t.start()
 
-    def _pump(self, stream: Any, buf: bytearray) -> None:
+    def _pump(self, fd: int, buf: bytearray) -> None:
         while True:
-            chunk = os.read(stream.fileno(), 65536)
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # a pty's master reads EIO once the child has closed it
+                chunk = b""
             with self._cond:
                 if not chunk:
                     self._cond.notify_all()

@@ -77,8 +77,12 @@ class PtyProc(Proc):
         self.out, self.err = bytearray(), bytearray()
         self._cond = threading.Condition()
         self._threads = [
-            threading.Thread(target=self._pump, args=(self.popen.stdout, self.out), daemon=True),
-            threading.Thread(target=self._pump, args=(self.popen.stderr, self.err), daemon=True),
+            threading.Thread(
+                target=self._pump, args=(self.popen.stdout.fileno(), self.out), daemon=True
+            ),
+            threading.Thread(
+                target=self._pump, args=(self.popen.stderr.fileno(), self.err), daemon=True
+            ),
             threading.Thread(target=self._drain_echo, daemon=True),
         ]
         for t in self._threads:

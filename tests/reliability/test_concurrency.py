@@ -41,7 +41,7 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
     router.add("two", [slow(0.05, text_reply("streaming along " * 1000, chunk_size=4))])
     with OpenAITestServer(default=router) as server:
         write_config(tmp_path, server.url)
-        first = Proc(tmp_path, ["agent", "-m", "two: long one"])
+        first = Proc(tmp_path, ["agent", "-m", "two: long one"], tty=True)
         try:
             first.wait_until(lambda: len(first.out) >= 8)  # streaming: the session is open
             [path] = session_paths(tmp_path)

@@ -180,7 +180,9 @@ def run_and_kill(case: KillCase, home: Path, router: Router) -> KillResult:
         proc = Proc(home, ["agent", "--json", "--yes"], stdin=True)
         proc.send({"type": "message", "content": message})
     else:
-        proc = Proc(home, ["agent", "-m", message, "--yes", "--show-tools"])
+        # stdout is a terminal, so the answer streams while it is written (to a pipe `-m`
+        # prints it once, at the end, and "while text streams" would never be reached).
+        proc = Proc(home, ["agent", "-m", message, "--yes", "--show-tools"], tty=True)
     try:
         assert case.wait is not None
         proc.wait_until(lambda: case.wait(proc, router), timeout=120)

@@ -94,7 +94,7 @@ def run_case(case: SignalCase, home: Path, router: Router) -> tuple[Proc, int]:
         proc = Proc(home, ["agent", "--json", *args], stdin=True)
         proc.send({"type": "message", "content": message})
     else:
-        proc = Proc(home, ["agent", "-m", message, *args])
+        proc = Proc(home, ["agent", "-m", message, *args], tty=True)  # tokens stream to a tty
     try:
         proc.wait_until(lambda: case.wait(proc, router), timeout=120)
         time.sleep(0.05)
