@@ -230,10 +230,6 @@ class PicobotApp(App[int]):
         self.sessions = SessionSwitcher(self, self.runtime)
         self.status.model = self.runtime.loop.model_name
         self.status.state = "idle"
-        if not self.deterministic:  # snapshots must not depend on whether bwrap is installed
-            from picobot_tui.core.tools.sandbox import exec_sandbox_note
-
-            self.status.exec_note = exec_sandbox_note(settings.tools.exec)
         self.gauge.set_budget(0, settings.agents.defaults.token_budget, 0)
         await self.sessions.start(self.options.session)
         return True
@@ -309,7 +305,13 @@ class PicobotApp(App[int]):
     @work(thread=True, group="warm", exit_on_error=False)
     def warm_model(self) -> None:
         """Import and prepare the model client off the UI thread (after the first frame)."""
-        assert self.runtime is not None
+        assert self.runtime is not None and self.settings is not None
+        if not self.deterministic:  # snapshots must not depend on whether bwrap is installed
+            from picobot_tui.core.tools.sandbox import exec_sandbox_note
+
+            # Probing bwrap runs a process (~7 ms): off the UI thread, and cached for exec.
+            note = exec_sandbox_note(self.settings.tools.exec)
+            self.call_from_thread(setattr, self.status, "exec_note", note)
         warm = getattr(self.runtime.model, "warm", None)
         if callable(warm):
             try:
