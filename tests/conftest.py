@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,18 @@ import pytest
 
 # LiteLLM must never fetch its price map: tests run offline.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+@pytest.fixture
+def keep_picobot_logging() -> Iterator[None]:
+    """An Agent adds a file handler to the `picobot` logger: take it off after the test."""
+    logger = logging.getLogger("picobot")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    for h in logger.handlers:
+        if h not in handlers:
+            h.close()
+    logger.handlers, logger.level = handlers, level
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -4,11 +4,9 @@ model: light import, the README's example run as written, sessions, errors, appr
 from __future__ import annotations
 
 import json
-import logging
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,16 +19,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 HEAVY = ("litellm", "textual", "pydantic_settings", "pydantic", "rich", "typer")
 
 
-@pytest.fixture(autouse=True)
-def _keep_logging() -> Iterator[None]:
-    """An Agent adds a file handler to the `picobot` logger: take it off after each test."""
-    logger = logging.getLogger("picobot")
-    handlers, level = list(logger.handlers), logger.level
-    yield
-    for h in logger.handlers:
-        if h not in handlers:
-            h.close()
-    logger.handlers, logger.level = handlers, level
+pytestmark = pytest.mark.usefixtures("keep_picobot_logging")
 
 
 def test_importing_the_package_and_the_api_names_stays_light() -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,18 +22,7 @@ from tests.support.openai_server import (
     tool_call_reply,
 )
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(autouse=True)
-def _keep_logging() -> Iterator[None]:
-    logger = logging.getLogger("picobot")
-    handlers, level = list(logger.handlers), logger.level
-    yield
-    for h in logger.handlers:
-        if h not in handlers:
-            h.close()
-    logger.handlers, logger.level = handlers, level
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("keep_picobot_logging")]
 
 
 async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
