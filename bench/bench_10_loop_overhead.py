@@ -35,7 +35,7 @@ class InstantModel:
         return None
 
     async def stream(self, request) -> AsyncIterator:  # type: ignore[no-untyped-def]
-        from picobot_tui.core.model import TextChunk, UsageChunk
+        from picobot_tui.core.llm.model import TextChunk, UsageChunk
 
         yield TextChunk("ok")
         yield UsageChunk(len(request.messages) * 50, 1)
@@ -52,7 +52,7 @@ async def _turns(loop, session, n: int) -> list[float]:  # type: ignore[no-untyp
 
 
 async def _noop(model, n: int) -> list[float]:  # type: ignore[no-untyped-def]
-    from picobot_tui.core.model import ModelRequest
+    from picobot_tui.core.llm.model import ModelRequest
 
     request = ModelRequest("m", [{"role": "user", "content": "x"}], [], 10, 0.0)
     times = []
@@ -68,8 +68,8 @@ def run(reps: int = 5) -> Result:
     started = time.perf_counter()
     with temp_dir() as tmp:
         os.environ["PICOBOT_HOME"] = str(tmp)
-        from picobot_tui.config import load_settings
-        from picobot_tui.runtime import build_runtime
+        from picobot_tui.config.settings import load_settings
+        from picobot_tui.run.runtime import build_runtime
 
         settings, _ = load_settings(tmp / "none.json")
         d = settings.agents.defaults

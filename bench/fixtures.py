@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.core.session_files import dumps_line, key_to_filename
+from picobot_tui.core.sessions.files import dumps_line, key_to_filename
 
 EPOCH = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 NEEDLE = "zanzibar"  # a content-search term that appears in 1 % of the generated sessions

@@ -90,7 +90,7 @@ class _Recorder:
     def _settle(self) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            llm = sys.modules.get("picobot_tui.core.llm")
+            llm = sys.modules.get("picobot_tui.core.llm.client")
             if llm is not None and getattr(llm, "_LITELLM", None) is not None:
                 break
             time.sleep(0.05)

@@ -98,7 +98,7 @@ def _key(app: Any, key: str, char: str | None) -> float:
 
 
 async def _ready(app: Any, frames: Frames) -> None:
-    from picobot_tui.core import llm
+    from picobot_tui.core.llm import client as llm
 
     app.prompt.input.cursor_blink = False  # no periodic frames: "settled" means settled
     deadline = time.monotonic() + 60
@@ -172,9 +172,9 @@ async def mode_stream(app: Any, frames: Frames, params: dict[str, Any]) -> dict[
 
 
 def mode_headless(params: dict[str, Any]) -> dict[str, Any]:
-    from picobot_tui.core.llm import load_litellm
-    from picobot_tui.headless import HeadlessFlags, _run
-    from picobot_tui.run_context import RunOptions
+    from picobot_tui.core.llm.client import load_litellm
+    from picobot_tui.headless.text import HeadlessFlags, _run
+    from picobot_tui.run.context import RunOptions
 
     load_litellm()
     flags = HeadlessFlags(stream=False, show_tools=False, markdown=False, yes=True)
@@ -323,8 +323,8 @@ def main() -> int:
             json.dump(result, f)
         return 0
 
-    from picobot_tui.app import PicobotApp
-    from picobot_tui.config import load_settings
+    from picobot_tui.config.settings import load_settings
+    from picobot_tui.tui.app import PicobotApp
 
     settings, _ = load_settings()
     app = PicobotApp(settings, session=params.get("session"))

@@ -45,7 +45,7 @@ def _library_logging(log_path: Path, scrub: Callable[[str], str]) -> None:
     the host's logging is left alone: no third-party logger is touched and records still
     propagate. The masking filter rewrites the record in place, and picobot's handler runs
     before any ancestor's, so what reaches the host's handlers is masked too."""
-    from picobot_tui.logs import LOGGER, ScrubFilter, _private_file, _QuietFileHandler
+    from picobot_tui.run.logs import LOGGER, ScrubFilter, _private_file, _QuietFileHandler
 
     logger = logging.getLogger(LOGGER)
     for old in [h for h in logger.handlers if getattr(h, "_picobot_api", False)]:
@@ -115,14 +115,14 @@ class Agent:
     ) -> None:
         if approval not in (None, "ask", "auto", "readonly"):
             raise ValueError(f"approval must be 'ask', 'auto' or 'readonly', not {approval!r}")
-        from picobot_tui.run_context import (
+        from picobot_tui.run.context import (
             RunError,
             RunOptions,
             budget_problem,
             credentials_problem,
             load_checked_settings,
         )
-        from picobot_tui.runtime import build_runtime
+        from picobot_tui.run.runtime import build_runtime
 
         opts = RunOptions(
             model=model,
@@ -160,7 +160,7 @@ class Agent:
         or the one `session` names ("latest", a key, a bare id or a unique prefix). Only one
         is open (locked) at a time: switching closes the previous one."""
         from picobot_tui.core.sessions import SessionError
-        from picobot_tui.run_context import RunError, open_session
+        from picobot_tui.run.context import RunError, open_session
 
         store = self._runtime.store
         try:

@@ -77,7 +77,7 @@ def _refuse_ignored_flags(ctx: typer.Context, mode: str) -> None:
             continue  # what the mode does anyway
         flag = "--yes" if name == "yes" else f"--{'' if value else 'no-'}{name.replace('_', '-')}"
         if "{log}" in why:
-            from picobot_tui.paths import picobot_home
+            from picobot_tui.config.paths import picobot_home
 
             why = why.format(log=picobot_home() / "data" / "logs" / "picobot.log")
         _fail(f"{flag} does not apply to {mode}: {why}.", 2)
@@ -119,7 +119,7 @@ def agent(
     ] = False,
 ) -> None:
     """Chat with the agent: the TUI, or one message with -m, or --json."""
-    from picobot_tui.run_options import RunError, RunOptions
+    from picobot_tui.run.options import RunError, RunOptions
 
     opts = RunOptions(
         model=model, session=session, workspace=workspace, max_tokens=max_tokens, logs=logs
@@ -130,22 +130,22 @@ def agent(
         _refuse_ignored_flags(ctx, "--json" if json_mode else "the TUI")
     try:
         if json_mode:
-            from picobot_tui.json_protocol import run_json
+            from picobot_tui.headless.json_protocol import run_json
 
             code = run_json(opts, yes=yes)
         elif message is not None:
             if not message.strip():
                 _fail("the message is empty.", 2)
-            from picobot_tui.headless import HeadlessFlags, run_message
+            from picobot_tui.headless.text import HeadlessFlags, run_message
 
             flags = HeadlessFlags(stream=stream, show_tools=show_tools, markdown=markdown, yes=yes)
             code = run_message(opts, flags, message)
         else:
-            from picobot_tui import startup_gc
+            from picobot_tui.tui import startup_gc
 
             startup_gc.pause()  # the app resumes it once its first frame is out
             try:
-                from picobot_tui.app import run_app
+                from picobot_tui.tui.app import run_app
 
                 code = run_app(opts)
             finally:
@@ -161,8 +161,8 @@ def _store():  # type: ignore[no-untyped-def]
     # The sessions commands need only the directory, not the settings: loading them would
     # import pydantic-settings (~0.1 s of CPU, a third of `sessions list`), and a typo in
     # config.json should not stop anyone from listing or exporting their sessions.
+    from picobot_tui.config.paths import sessions_dir
     from picobot_tui.core.sessions import SessionStore
-    from picobot_tui.paths import sessions_dir
 
     return SessionStore(sessions_dir())
 
@@ -289,7 +289,7 @@ def onboard(
     ] = False,
 ) -> None:
     """Write a commented default config and the workspace templates."""
-    from picobot_tui.onboard import run_onboard
+    from picobot_tui.config.onboard import run_onboard
 
     raise typer.Exit(run_onboard(force=force))
 

@@ -10,7 +10,7 @@ import json
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 
 
 def rows(model: type[BaseModel], prefix: str = "") -> list[str]:

@@ -1,6 +1,6 @@
 """Regenerate the README screenshots of the real app: `python scripts/screenshots.py`.
 
-Each scene (picobot_tui.tui_scenes) is played into a PicobotApp running on the scripted
+Each scene (tests.tui.scenes) is played into a PicobotApp running on the scripted
 model with a fixed clock, exported as SVG, and converted to PNG with cairosvg (the SVG's
 font-family is rewritten to DejaVu Sans Mono so the character grid holds). The session
 browser is shown over a small store of made-up sessions.
@@ -62,10 +62,10 @@ def seed_sessions(home: Path) -> None:
 
 
 async def shoot(stem: str, scene: str, size: tuple[int, int], theme: str, out: Path) -> Path:
-    from picobot_tui.app import PicobotApp
-    from picobot_tui.config import Settings
-    from picobot_tui.core.scripted import ScriptedModel
-    from picobot_tui.tui_scenes import SCENES
+    from picobot_tui.config.settings import Settings
+    from picobot_tui.core.llm.scripted import ScriptedModel
+    from picobot_tui.tui.app import PicobotApp
+    from tests.tui.scenes import SCENES
 
     settings = Settings()
     settings.agents.defaults.model = "openai/gpt-4o-mini"

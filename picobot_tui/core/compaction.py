@@ -21,7 +21,7 @@ from picobot_tui.core.budget import (
     units,
 )
 from picobot_tui.core.history import to_provider
-from picobot_tui.core.model import LLMError, ModelClient, ModelRequest, TextChunk, UsageChunk
+from picobot_tui.core.llm.model import LLMError, ModelClient, ModelRequest, TextChunk, UsageChunk
 
 Message = dict[str, Any]
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 from picobot_tui.core import budget as budget_mod
 from picobot_tui.core import compaction
 from picobot_tui.core.context import ContextBuilder
@@ -38,7 +38,8 @@ from picobot_tui.core.events import (
     UsageUpdated,
 )
 from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans
-from picobot_tui.core.model import (
+from picobot_tui.core.llm.accumulator import ToolCallAccumulator
+from picobot_tui.core.llm.model import (
     LLMError,
     ModelClient,
     ModelRequest,
@@ -49,9 +50,8 @@ from picobot_tui.core.model import (
 )
 from picobot_tui.core.secret_guard import REFUSED, DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import Scrubber
-from picobot_tui.core.session_files import clean_strings
 from picobot_tui.core.sessions import Session, SessionError, SessionStore
-from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
+from picobot_tui.core.sessions.files import clean_strings
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 from picobot_tui.core.budget import TokenEstimator
 from picobot_tui.core.events import ApprovalRequested
 from picobot_tui.core.tools.hosts import host_allowed

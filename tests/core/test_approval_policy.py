@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config import Settings, ToolsConfig
-from picobot_tui.core import scripted
+from picobot_tui.config.remember import persist_allow_host, remember_always
+from picobot_tui.config.settings import Settings, ToolsConfig
+from picobot_tui.core.llm import scripted
 from picobot_tui.core.events import ApprovalRequested, ToolCallFinished, event_to_dict
-from picobot_tui.core.scripted import ScriptedModel
+from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.hosts import host_allowed, normalize_host
 from picobot_tui.core.tools.registry import default_registry
 from picobot_tui.core.turn_state import SessionState, approval_needed, ask
-from picobot_tui.runtime import build_runtime
-from picobot_tui.tui_config import persist_allow_host, remember_always
+from picobot_tui.run.runtime import build_runtime
 from tests.support.capture_site import CaptureSite
 
 
@@ -242,7 +242,7 @@ async def test_json_channel_decisions(tmp_path, picobot_home) -> None:
     import asyncio
     import io
 
-    from picobot_tui.json_protocol import JsonChannel
+    from picobot_tui.headless.json_protocol import JsonChannel
 
     out = io.StringIO()
     channel = JsonChannel(out, yes=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config import ToolsConfig
+from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import (

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from picobot_tui.core.budget import COMPRESS_AT, estimate_messages, estimate_text
 from picobot_tui.core.compaction import SUMMARY_HEADER
-from picobot_tui.core.model import LLMError, ModelRequest, TextChunk, UsageChunk
-from picobot_tui.core.scripted import tool_call
+from picobot_tui.core.llm.model import LLMError, ModelRequest, TextChunk, UsageChunk
+from picobot_tui.core.llm.scripted import tool_call
 from tests.core.test_budget import assert_valid
 from tests.core.test_loop import make, run, stored
 

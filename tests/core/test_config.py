@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.config import ConfigError, load_settings, strip_json_comments
-from picobot_tui.onboard import default_config_text
+from picobot_tui.config.onboard import default_config_text
+from picobot_tui.config.settings import ConfigError, load_settings, strip_json_comments
 
 
 def write(home: Path, text: str) -> Path:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from picobot_tui.config import load_settings
-from picobot_tui.core.demo import DemoModel
+from picobot_tui.config.settings import load_settings
+from picobot_tui.core.llm.demo import DemoModel
 from picobot_tui.core.loop import ApprovalRequest
-from picobot_tui.runtime import build_runtime
+from picobot_tui.run.runtime import build_runtime
 
 
 async def _turn(message: str, decision: str = "allow") -> tuple[list[Any], Any]:

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from picobot_tui.idle_gc import NEVER, IdleCollector
+from picobot_tui.tui.idle_gc import NEVER, IdleCollector
 
 
 @pytest.fixture

@@ -27,7 +27,12 @@ def test_every_core_module_imports_without_textual_rich_or_litellm() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["picobot_tui.cli", "picobot_tui.runtime", "picobot_tui.headless", "picobot_tui.app"],
+    [
+        "picobot_tui.cli",
+        "picobot_tui.run.runtime",
+        "picobot_tui.headless.text",
+        "picobot_tui.tui.app",
+    ],
 )
 def test_front_ends_do_not_import_litellm_at_import_time(module: str) -> None:
     code = f"import sys, {module}\nprint('litellm' in sys.modules)"
@@ -41,10 +46,10 @@ def test_the_tui_paints_its_first_frame_without_settings_or_markdown() -> None:
     """What the TUI imports before its first frame (the CLI, the app, its widgets) leaves
     out pydantic (settings, and typer>=0.29's option parsing) and markdown-it (bench #1)."""
     code = (
-        "import sys, typer, picobot_tui.cli, picobot_tui.app\n"
+        "import sys, typer, picobot_tui.cli, picobot_tui.tui.app\n"
         "from picobot_tui.cli import app\n"
         "from typer.testing import CliRunner\n"
-        "import picobot_tui.app as tui\n"
+        "import picobot_tui.tui.app as tui\n"
         "tui.run_app = lambda opts: print('run_app', opts.model)\n"
         "CliRunner().invoke(app, ['agent', '--model', 'demo'])\n"
         f"print(sorted(m for m in {FIRST_FRAME_HEAVY!r} if m in sys.modules))\n"

@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.core.model import ToolCallChunk as TC
-from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
+from picobot_tui.core.llm.accumulator import ToolCallAccumulator
+from picobot_tui.core.llm.model import ToolCallChunk as TC
 
 
 def _feed(chunks: list[TC]) -> ToolCallAccumulator:

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config import Settings
-from picobot_tui.core.llm import LOCAL_DUMMY_KEY, LiteLLMClient, load_litellm
-from picobot_tui.core.model import (
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm.accumulator import ToolCallAccumulator
+from picobot_tui.core.llm.client import LOCAL_DUMMY_KEY, LiteLLMClient, load_litellm
+from picobot_tui.core.llm.model import (
     Chunk,
     LLMError,
     ModelRequest,
@@ -26,7 +27,6 @@ from picobot_tui.core.model import (
     ToolCallChunk,
     UsageChunk,
 )
-from picobot_tui.core.tool_call_accumulator import ToolCallAccumulator
 from tests.support.openai_server import (
     OpenAITestServer,
     ToolCall,
@@ -490,9 +490,9 @@ def test_warm_configures_litellm_and_routes_its_logs(capfd):
 def test_importing_the_client_does_not_import_litellm():
     code = (
         "import sys\n"
-        "import picobot_tui.core.llm as llm, picobot_tui.core.llm_errors\n"
-        "import picobot_tui.core.tool_call_accumulator\n"
-        "from picobot_tui.config import Settings\n"
+        "import picobot_tui.core.llm.client as llm, picobot_tui.core.llm.errors\n"
+        "import picobot_tui.core.llm.accumulator\n"
+        "from picobot_tui.config.settings import Settings\n"
         "client = llm.LiteLLMClient(Settings())\n"
         "llm.check_credentials(Settings(), 'openai/gpt-4o-mini')\n"
         "assert 'litellm' not in sys.modules, 'litellm imported'\n"
@@ -510,9 +510,9 @@ def test_fresh_process_streams_without_warm_up_and_prints_nothing(tmp_path):
     code = (
         "import asyncio, os, sys\n"
         "assert 'LITELLM_LOCAL_MODEL_COST_MAP' not in os.environ\n"
-        "from picobot_tui.config import Settings\n"
-        "from picobot_tui.core.llm import LiteLLMClient\n"
-        "from picobot_tui.core.model import ModelRequest\n"
+        "from picobot_tui.config.settings import Settings\n"
+        "from picobot_tui.core.llm.client import LiteLLMClient\n"
+        "from picobot_tui.core.llm.model import ModelRequest\n"
         "from tests.support.openai_server import OpenAITestServer, text_reply\n"
         "async def main():\n"
         "    with OpenAITestServer([text_reply('fresh')]) as s:\n"

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from picobot_tui.core.llm import load_litellm
-from picobot_tui.core.llm_errors import classify, parse_retry_after
-from picobot_tui.core.model import LLMError
+from picobot_tui.core.llm.client import load_litellm
+from picobot_tui.core.llm.errors import classify, parse_retry_after
+from picobot_tui.core.llm.model import LLMError
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 REQ = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
@@ -317,9 +317,9 @@ class _AnthropicStub(BaseHTTPRequestHandler):
 async def test_anthropic_overloaded_reads_as_overloaded(mode, picobot_home):
     """Before: "HTTP 500" and a raw b'{...}' body (529), "stream broke off ... apiBase"
     (mid-stream). Now: the real status, Anthropic's own message, a server-side cause."""
-    from picobot_tui.config import load_settings
-    from picobot_tui.core.llm import LiteLLMClient
-    from picobot_tui.core.model import ModelRequest
+    from picobot_tui.config.settings import load_settings
+    from picobot_tui.core.llm.client import LiteLLMClient
+    from picobot_tui.core.llm.model import ModelRequest
 
     handler = type("Stub", (_AnthropicStub,), {"mode": mode})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)

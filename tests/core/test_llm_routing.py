@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from picobot_tui.config import Settings
-from picobot_tui.core.llm import (
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm.client import (
     LOCAL_DUMMY_KEY,
     PROVIDER_ENV,
     check_credentials,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.budget import estimate_messages, estimate_text
-from picobot_tui.core.model import ModelRequest, ResentChunk, TextChunk, UsageChunk
+from picobot_tui.core.llm.model import ModelRequest, ResentChunk, TextChunk, UsageChunk
 from tests.core.test_compaction import BIG, is_summary_call
 from tests.core.test_loop import make, run
 

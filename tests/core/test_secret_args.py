@@ -11,17 +11,17 @@ from urllib.parse import quote as urllib_quote
 import pytest
 from pydantic import SecretStr
 
-from picobot_tui.config import Settings
-from picobot_tui.core import scripted
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm import scripted
 from picobot_tui.core.events import (
     ApprovalRequested,
     ToolCallArgsDelta,
     ToolCallFinished,
     ToolCallStarted,
 )
-from picobot_tui.core.model import ToolCallChunk, UsageChunk
-from picobot_tui.core.scripted import ScriptedModel
-from picobot_tui.runtime import build_runtime
+from picobot_tui.core.llm.model import ToolCallChunk, UsageChunk
+from picobot_tui.core.llm.scripted import ScriptedModel
+from picobot_tui.run.runtime import build_runtime
 
 KEY = "sk-args-SECRET-99887766554433221100"
 HEADER = "hdr-SECRET-aabbccddeeff0011"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.config import ToolsConfig
+from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secret_guard import DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import MASK, Scrubber, env_secrets, spellings
 from picobot_tui.core.tools.base import ToolContext
@@ -289,7 +289,7 @@ def test_log_records_are_scrubbed_in_message_traceback_and_stack() -> None:
     import io
     import logging
 
-    from picobot_tui.logs import ScrubFilter
+    from picobot_tui.run.logs import ScrubFilter
 
     out = io.StringIO()
     handler = logging.StreamHandler(out)

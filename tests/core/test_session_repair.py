@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from picobot_tui.core.history import to_provider
-from picobot_tui.core.session_files import (
+from picobot_tui.core.sessions import SessionError, SessionStore
+from picobot_tui.core.sessions.files import (
     clean_strings,
     clean_text,
     dumps_line,
     malformed_message,
     parse_session_bytes,
 )
-from picobot_tui.core.session_index import valid_entry
-from picobot_tui.core.sessions import SessionError, SessionStore
+from picobot_tui.core.sessions.index import valid_entry
 
 TS = "2026-01-01T00:00:00.000000Z"
 

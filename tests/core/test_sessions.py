@@ -582,7 +582,7 @@ def test_a_stale_scan_landing_late_does_not_win(store: SessionStore, sdir: Path)
 def test_failed_header_write_releases_everything(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import picobot_tui.core.session_handle as handle
+    import picobot_tui.core.sessions.handle as handle
 
     def full_disk(fd: int, data: bytes) -> None:
         raise OSError(28, "No space left on device")
@@ -599,7 +599,7 @@ def test_failed_header_write_releases_everything(
 def test_write_failure_mid_session_keeps_later_lines_clean(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import picobot_tui.core.session_handle as handle
+    import picobot_tui.core.sessions.handle as handle
 
     real = handle.write_all
     with store.open("cli:enospc") as s:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from picobot_tui.core.session_files import parse_session_bytes
 from picobot_tui.core.sessions import SessionStore
+from picobot_tui.core.sessions.files import parse_session_bytes
 
 MESSAGES = [
     {"role": "user", "content": "list my files, s'il vous plaît ✓"},

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from picobot_tui.config import ToolsConfig
+from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.tools import web_fetch
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from picobot_tui.config import load_settings
-from picobot_tui.paths import config_path
-from picobot_tui.ui_peek import peek_ui
+from picobot_tui.config.paths import config_path
+from picobot_tui.config.settings import load_settings
+from picobot_tui.tui.peek import peek_ui
 
 
 def _config(text: str) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.history import PROVIDER_KEYS
-from picobot_tui.core.session_files import parse_session_bytes
 from picobot_tui.core.sessions import SessionStore
+from picobot_tui.core.sessions.files import parse_session_bytes
 from tests.headless.conftest import cli_env, picobot_exe
 from tests.support.openai_server import ErrorReply, Reply, Reset, text_reply
 

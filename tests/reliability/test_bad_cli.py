@@ -98,10 +98,10 @@ def argvs(draw: st.DrawFn) -> list[str]:
 @pytest.fixture
 def cli_world(picobot_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A home with one session, stubs for the TUI and --json, and the demo without delay."""
-    import picobot_tui.app as tui
-    import picobot_tui.json_protocol as jp
-    import picobot_tui.runtime as runtime
-    from picobot_tui.core.demo import DemoModel
+    import picobot_tui.headless.json_protocol as jp
+    import picobot_tui.run.runtime as runtime
+    import picobot_tui.tui.app as tui
+    from picobot_tui.core.llm.demo import DemoModel
 
     monkeypatch.setattr(tui, "run_app", lambda opts: 0)
     monkeypatch.setattr(jp, "run_json", lambda opts, yes: 0)

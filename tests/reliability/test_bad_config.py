@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from picobot_tui.cli import app
-from picobot_tui.config import ConfigError, load_settings
+from picobot_tui.config.settings import ConfigError, load_settings
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import Proc, saved_logging
 
@@ -143,8 +143,8 @@ def test_load_settings_never_raises_anything_but_config_error(picobot_home, data
 @pytest.fixture
 def fast_demo(monkeypatch: pytest.MonkeyPatch) -> None:
     """The demo model without its typing delay."""
-    import picobot_tui.runtime as runtime
-    from picobot_tui.core.demo import DemoModel
+    import picobot_tui.run.runtime as runtime
+    from picobot_tui.core.llm.demo import DemoModel
 
     monkeypatch.setattr(runtime, "make_model_client", lambda settings, model: DemoModel(0))
 

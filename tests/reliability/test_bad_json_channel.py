@@ -21,12 +21,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.config import Settings
-from picobot_tui.core import scripted
-from picobot_tui.core.scripted import ScriptedModel
-from picobot_tui.json_protocol import MAX_LINE_BYTES, JsonChannel, _reader
-from picobot_tui.run_context import Run
-from picobot_tui.runtime import build_runtime
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm import scripted
+from picobot_tui.core.llm.scripted import ScriptedModel
+from picobot_tui.headless.json_protocol import MAX_LINE_BYTES, JsonChannel, _reader
+from picobot_tui.run.context import Run
+from picobot_tui.run.runtime import build_runtime
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import Proc, Router, write_config
 from tests.support.openai_server import OpenAITestServer, slow, text_reply

@@ -21,11 +21,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.config import Settings
-from picobot_tui.core import scripted
-from picobot_tui.core.scripted import ScriptedModel
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm import scripted
+from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.core.sessions import SessionStore
-from picobot_tui.runtime import build_runtime
+from picobot_tui.run.runtime import build_runtime
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import conversation_problems
 

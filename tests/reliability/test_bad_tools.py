@@ -27,15 +27,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 from picobot_tui.core.events import ToolCallFinished, ToolCallStarted, event_to_dict
-from picobot_tui.core.model import TextChunk, ToolCallChunk, UsageChunk
-from picobot_tui.core.scripted import ScriptedModel
+from picobot_tui.core.llm.model import TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry, builtin_tools
-from picobot_tui.headless import HeadlessFlags, TextRenderer
-from picobot_tui.runtime import build_runtime
+from picobot_tui.headless.text import HeadlessFlags, TextRenderer
+from picobot_tui.run.runtime import build_runtime
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import (
     KEY,

@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from picobot_tui.config import Settings
-from picobot_tui.core.model import Chunk, ModelRequest, TextChunk, UsageChunk
-from picobot_tui.json_protocol import JsonChannel
-from picobot_tui.run_context import Run
-from picobot_tui.runtime import build_runtime
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm.model import Chunk, ModelRequest, TextChunk, UsageChunk
+from picobot_tui.headless.json_protocol import JsonChannel
+from picobot_tui.run.context import Run
+from picobot_tui.run.runtime import build_runtime
 from tests.reliability.support import (
     Proc,
     Router,

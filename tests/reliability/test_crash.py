@@ -280,8 +280,8 @@ def kill_state(stored: list[dict[str, Any]]) -> str:
 def resume_in_process(home: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """`picobot agent -m TEXT --session latest`, run in this process (no LiteLLM import per
     run): the same code the console script runs after parsing its flags."""
-    from picobot_tui.headless import HeadlessFlags, run_message
-    from picobot_tui.run_context import RunOptions
+    from picobot_tui.headless.text import HeadlessFlags, run_message
+    from picobot_tui.run.context import RunOptions
 
     with monkeypatch.context() as m, saved_logging():
         m.setenv("PICOBOT_HOME", str(home))

@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.core.session_files import parse_session_bytes
 from picobot_tui.core.sessions import SessionInfo, SessionStore
+from picobot_tui.core.sessions.files import parse_session_bytes
 from tests.reliability.fuzz import fuzz, tally
 
 KEYS = ["cli:aaaa0001-20260101-000000", "cli:bbbb0002-20260101-000000", "tg:cccc0003"]

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config import load_settings
+from picobot_tui.config.settings import load_settings
 from picobot_tui.core.events import ErrorEvent, Retrying, TextDelta, TurnFinished
-from picobot_tui.runtime import Runtime, build_runtime
+from picobot_tui.run.runtime import Runtime, build_runtime
 from tests.reliability.support import (
     KEY,
     Proc,

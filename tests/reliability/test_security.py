@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config import Settings
-from picobot_tui.core import scripted
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm import scripted
 from picobot_tui.core.events import ApprovalRequested, ToolCallFinished
+from picobot_tui.core.llm.model import ToolCallChunk, UsageChunk
+from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.core.loop import ApprovalRequest
-from picobot_tui.core.model import ToolCallChunk, UsageChunk
-from picobot_tui.core.scripted import ScriptedModel
 from picobot_tui.core.tools.base import Tool, ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, builtin_tools
-from picobot_tui.runtime import build_runtime
+from picobot_tui.run.runtime import build_runtime
 from tests.core.test_tools_paths import SECRET, layout, make_registry, snapshot_outside
 from tests.reliability.fuzz import tally
 from tests.reliability.support import KEY, Proc, Router, session_paths, write_config

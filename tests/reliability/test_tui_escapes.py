@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from picobot_tui.core.model import LLMError, TextChunk, ToolCallChunk, UsageChunk
-from picobot_tui.core.scripted import ScriptedModel
+from picobot_tui.core.llm.model import LLMError, TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.llm.scripted import ScriptedModel
 from tests.reliability.fuzz import tally
 
 EVIL = (

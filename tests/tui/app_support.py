@@ -11,10 +11,10 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from picobot_tui.app import PicobotApp
-from picobot_tui.config import Settings
-from picobot_tui.core.model import Chunk, ModelRequest, TextChunk
-from picobot_tui.core.scripted import ScriptedModel, Step
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm.model import Chunk, ModelRequest, TextChunk
+from picobot_tui.core.llm.scripted import ScriptedModel, Step
+from picobot_tui.tui.app import PicobotApp
 
 FIXED_CLOCK = 1000.0
 

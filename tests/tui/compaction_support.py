@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from picobot_tui.core.budget import estimate_messages, estimate_text
-from picobot_tui.core.model import ModelRequest, TextChunk, UsageChunk
+from picobot_tui.core.llm.model import ModelRequest, TextChunk, UsageChunk
 
 SUMMARY = "The user sent long messages of repeated words; nothing is open."
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 from tests.tui.app_support import make_settings
 
 

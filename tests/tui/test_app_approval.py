@@ -8,7 +8,7 @@ from pathlib import Path
 from picobot_tui.widgets.approval import ApprovalScreen
 from textual.widgets import Button, Static
 
-from picobot_tui.core.scripted import text, tool_call
+from picobot_tui.core.llm.scripted import text, tool_call
 from tests.tui.app_support import (
     make_app,
     session_lines,

@@ -10,8 +10,8 @@ from pathlib import Path
 from picobot_tui.widgets.blocks import AssistantMessage, Notice, UserMessage
 from rich.markdown import Markdown as RichMarkdown
 
-from picobot_tui.core.scripted import ScriptedModel, text, tool_call
-from picobot_tui.tui_commands import parse_slash
+from picobot_tui.core.llm.scripted import ScriptedModel, text, tool_call
+from picobot_tui.tui.commands import parse_slash
 from tests.tui.app_support import (
     GatedModel,
     make_app,
@@ -309,7 +309,7 @@ async def test_light_theme_renders(settings):
 
 def test_importing_the_app_does_not_import_litellm():
     code = (
-        "import sys, picobot_tui.app, picobot_tui.runtime; "
+        "import sys, picobot_tui.tui.app, picobot_tui.run.runtime; "
         "assert 'litellm' not in sys.modules, 'litellm imported'"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from picobot_tui.widgets.blocks import Notice
 
-from picobot_tui.core.scripted import ScriptedModel, text
+from picobot_tui.core.llm.scripted import ScriptedModel, text
 from tests.tui.app_support import make_app, type_and_send, wait_idle
 
 

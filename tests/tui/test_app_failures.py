@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Sequence
 from picobot_tui.widgets.blocks import Notice
 from textual.widgets import Static
 
-from picobot_tui.core.model import Chunk, LLMError, ModelRequest
-from picobot_tui.core.scripted import ScriptedModel, Step, text
+from picobot_tui.core.llm.model import Chunk, LLMError, ModelRequest
+from picobot_tui.core.llm.scripted import ScriptedModel, Step, text
 from tests.tui.app_support import make_app, session_lines, type_and_send, wait_for, wait_idle
 
 DOWN = LLMError("The provider had a server error (HTTP 503)", kind="server", transient=True)

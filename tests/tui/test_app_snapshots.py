@@ -1,7 +1,7 @@
 """Snapshots of the main screen mid-turn, the approval modal, and the 80x24 layout.
 
 Deterministic: scripted model, fixed clock, fixed session id, no cursor blink, no live
-timers, no stream throttling; the content comes from picobot_tui.tui_scenes.
+timers, no stream throttling; the content comes from tests.tui.scenes.
 Update deliberately with `pytest tests/tui --snapshot-update` and review the SVGs.
 """
 
@@ -11,9 +11,9 @@ import pytest
 from picobot_tui.widgets.blocks import AssistantMessage
 from textual.pilot import Pilot
 
-from picobot_tui.config import Settings
-from picobot_tui.tui_scenes import SCENES
+from picobot_tui.config.settings import Settings
 from tests.tui.app_support import make_app
+from tests.tui.scenes import SCENES
 
 
 async def _until(pilot: Pilot, condition, what: str, tries: int = 4000) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from picobot_tui import startup_gc
-from picobot_tui.app import PicobotApp, run_app
-from picobot_tui.paths import config_path
-from picobot_tui.run_options import RunError, RunOptions
+from picobot_tui.config.paths import config_path
+from picobot_tui.run.options import RunError, RunOptions
+from picobot_tui.tui import startup_gc
+from picobot_tui.tui.app import PicobotApp, run_app
 from tests.tui.app_support import session_lines, wait_for, wait_idle
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from picobot_tui.widgets.blocks import AssistantMessage, Notice, ToolBlock, UserMessage
 from textual.widgets import Static
 
-from picobot_tui.core.model import LLMError, UsageChunk
-from picobot_tui.core.scripted import ScriptedModel, text, tool_call
+from picobot_tui.core.llm.model import LLMError, UsageChunk
+from picobot_tui.core.llm.scripted import ScriptedModel, text, tool_call
 from tests.tui.app_support import (
     GatedModel,
     make_app,

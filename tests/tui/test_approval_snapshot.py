@@ -9,8 +9,8 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from picobot_tui.core.visible import cap_text, visible
-from picobot_tui.tui_scenes import SESSION_KEY
 from tests.tui.app_support import make_app
+from tests.tui.scenes import SESSION_KEY
 from tests.tui.test_app_snapshots import _settle, _until
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from picobot_tui.widgets.blocks import SummaryNotice
 
-from picobot_tui.core.scripted import ScriptedModel
+from picobot_tui.core.llm.scripted import ScriptedModel
 from tests.tui.app_support import make_app, type_and_send, wait_for, wait_idle
 from tests.tui.compaction_support import SUMMARY, answering
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from picobot_tui.config import ToolsConfig
+from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secrets import Scrubber
 
 ToolStatus = Literal["ok", "error", "denied", "cancelled"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from picobot_tui.core.model import ToolCallChunk
+from picobot_tui.core.llm.model import ToolCallChunk
 
 UNNAMED = "unnamed_tool"
 """The name given to a streamed tool call that came without one (it runs as an unknown tool)."""

@@ -22,8 +22,8 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from picobot_tui.jsonc import strip_json_comments  # also imported from here
-from picobot_tui.paths import config_path, picobot_home  # also imported from here
+from picobot_tui.config.jsonc import strip_json_comments  # also imported from here
+from picobot_tui.config.paths import config_path, picobot_home  # also imported from here
 
 PROVIDER_NAMES = (
     "openai",

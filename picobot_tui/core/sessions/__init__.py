@@ -18,9 +18,14 @@ session_handle (Session), session_store (SessionStore), session_export (Markdown
 
 from __future__ import annotations
 
-from .session_files import SessionError, SessionInfo, SessionLocked, SessionNotFound
-from .session_handle import Session
-from .session_store import SessionStore
+from picobot_tui.core.sessions.files import (
+    SessionError,
+    SessionInfo,
+    SessionLocked,
+    SessionNotFound,
+)
+from picobot_tui.core.sessions.handle import Session
+from picobot_tui.core.sessions.store import SessionStore
 
 __all__ = [
     "Session",

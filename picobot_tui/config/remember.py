@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from picobot_tui.config import Settings, config_path, strip_json_comments
+from picobot_tui.config.settings import Settings, config_path, strip_json_comments
 
 if TYPE_CHECKING:
     from picobot_tui.core.events import ApprovalRequested
@@ -102,7 +102,7 @@ def credentials_hint(settings: Settings, model: str) -> str | None:
     """What to do when `model` has no usable key (None when fine). May import litellm:
     call it from a thread."""
     try:
-        from picobot_tui.run_context import credentials_problem
+        from picobot_tui.run.context import credentials_problem
 
         return credentials_problem(settings, model)
     except Exception as e:  # the first real call reports the problem anyway

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from picobot_tui.config import Settings
-from picobot_tui.core.demo import DEMO_MODEL, DemoModel
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm.demo import DEMO_MODEL, DemoModel
+from picobot_tui.core.llm.model import ModelClient
 from picobot_tui.core.loop import AgentLoop, ConfirmFn
-from picobot_tui.core.model import ModelClient
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext
@@ -31,14 +31,14 @@ def make_model_client(settings: Settings, model: str) -> ModelClient:
     """The demo model, or the lazy LiteLLM client (litellm is imported on first use)."""
     if model == DEMO_MODEL:
         return DemoModel()
-    from picobot_tui.core.llm import LiteLLMClient
+    from picobot_tui.core.llm.client import LiteLLMClient
 
     return LiteLLMClient(settings)
 
 
 def ensure_workspace(ws: Path) -> None:
     """Create the workspace if needed; RunError (exit 2) when it cannot be a directory."""
-    from picobot_tui.run_options import RunError
+    from picobot_tui.run.options import RunError
 
     try:
         ws.mkdir(parents=True, exist_ok=True)

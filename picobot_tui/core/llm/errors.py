@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from picobot_tui.core.model import LLMError
+from picobot_tui.core.llm.model import LLMError
 
 Scrub = Callable[[str], str]
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from picobot_tui.core.model import (
+from picobot_tui.core.llm.model import (
     Chunk,
     LLMError,
     ModelRequest,

@@ -11,8 +11,8 @@ import json
 import os
 from typing import Any
 
-from picobot_tui.jsonc import strip_json_comments
-from picobot_tui.paths import config_path
+from picobot_tui.config.jsonc import strip_json_comments
+from picobot_tui.config.paths import config_path
 
 _FIELDS = {
     "theme": ("theme",),

@@ -20,7 +20,7 @@ from picobot_tui.core.events import (
 )
 
 if TYPE_CHECKING:
-    from picobot_tui.app import PicobotApp
+    from picobot_tui.tui.app import PicobotApp
 
 SESSION_KEY = "cli:5eed0001-20250301-090000"
 MODEL = "openai/gpt-4o-mini"

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from picobot_tui.config import ConfigError, Settings, load_settings
-from picobot_tui.core.demo import DEMO_MODEL
+from picobot_tui.config.settings import ConfigError, Settings, load_settings
+from picobot_tui.core.llm.demo import DEMO_MODEL
 from picobot_tui.core.loop import ConfirmFn
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
-from picobot_tui.logs import setup_logging
-from picobot_tui.run_options import RunError, RunOptions
-from picobot_tui.runtime import Runtime, build_runtime, ensure_workspace
+from picobot_tui.run.logs import setup_logging
+from picobot_tui.run.options import RunError, RunOptions
+from picobot_tui.run.runtime import Runtime, build_runtime, ensure_workspace
 
 __all__ = ["Run", "RunError", "RunOptions", "load_checked_settings", "open_run", "open_session"]
 
@@ -46,7 +46,7 @@ def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
 def credentials_problem(settings: Settings, model: str) -> str | None:
     if model == DEMO_MODEL:
         return None
-    from picobot_tui.core.llm import check_credentials
+    from picobot_tui.core.llm.client import check_credentials
 
     return check_credentials(settings, model)
 

@@ -27,10 +27,10 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
-from picobot_tui.idle_gc import IdleCollector
-from picobot_tui.run_options import RunError, RunOptions
-from picobot_tui.tui_commands import SLASH_COMMANDS, parse_slash, system_commands
-from picobot_tui.ui_peek import peek_ui
+from picobot_tui.run.options import RunError, RunOptions
+from picobot_tui.tui.commands import SLASH_COMMANDS, parse_slash, system_commands
+from picobot_tui.tui.idle_gc import IdleCollector
+from picobot_tui.tui.peek import peek_ui
 from picobot_tui.widgets.blocks import Block, code_blocks
 from picobot_tui.widgets.budget_gauge import BudgetGauge
 from picobot_tui.widgets.conversation import ConversationPane
@@ -39,12 +39,12 @@ from picobot_tui.widgets.status_bar import StatusBar
 from picobot_tui.widgets.tool_timeline import ToolTimeline
 
 if TYPE_CHECKING:
-    from picobot_tui.config import Settings
+    from picobot_tui.config.settings import Settings
+    from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.core.loop import ApprovalRequest
-    from picobot_tui.core.model import ModelClient
-    from picobot_tui.runtime import Runtime
-    from picobot_tui.tui_router import EventRouter
-    from picobot_tui.tui_sessions import SessionSwitcher
+    from picobot_tui.run.runtime import Runtime
+    from picobot_tui.tui.router import EventRouter
+    from picobot_tui.tui.session_switcher import SessionSwitcher
 
 log = logging.getLogger("picobot")
 
@@ -173,7 +173,7 @@ class PicobotApp(App[int]):
 
     async def _start(self) -> None:
         """Load settings (if not given), build the runtime, open the session."""
-        from picobot_tui import startup_gc
+        from picobot_tui.tui import startup_gc
 
         try:
             loaded = await self._load()
@@ -189,7 +189,7 @@ class PicobotApp(App[int]):
     async def _load(self) -> bool:
         """False when the app is exiting with `start_error` instead."""
         if self.settings is None:
-            from picobot_tui.run_context import load_checked_settings
+            from picobot_tui.run.context import load_checked_settings
 
             try:
                 self.settings, _warnings = load_checked_settings(self.options)
@@ -200,7 +200,7 @@ class PicobotApp(App[int]):
         settings = self.settings
         self._apply_ui(settings.ui.model_dump())
         if self.runtime is None:
-            from picobot_tui.runtime import build_runtime
+            from picobot_tui.run.runtime import build_runtime
 
             self.runtime = build_runtime(
                 settings,
@@ -209,7 +209,7 @@ class PicobotApp(App[int]):
                 confirm=self.confirm,
                 model_client=self._model_client,
             )
-            from picobot_tui.run_context import budget_problem
+            from picobot_tui.run.context import budget_problem
 
             if problem := budget_problem(self.runtime):  # a config error, like the CLI's
                 self.start_error = RunError(problem, 2)
@@ -218,11 +218,11 @@ class PicobotApp(App[int]):
         else:
             self.runtime.loop.confirm = self.confirm
         if not self.deterministic:
-            from picobot_tui.logs import setup_logging
+            from picobot_tui.run.logs import setup_logging
 
             setup_logging(settings.log_path, self.runtime.scrub, to_stderr=False)
-        from picobot_tui.tui_router import EventRouter
-        from picobot_tui.tui_sessions import SessionSwitcher
+        from picobot_tui.tui.router import EventRouter
+        from picobot_tui.tui.session_switcher import SessionSwitcher
 
         self.router = EventRouter(
             self.conversation, self.timeline, self.gauge, self.status, ring=self.ring
@@ -322,7 +322,7 @@ class PicobotApp(App[int]):
             # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
             self.call_from_thread(self._start_idle_gc)
         if self._model_client is None:
-            from picobot_tui.tui_config import credentials_hint
+            from picobot_tui.config.remember import credentials_hint
 
             problem = credentials_hint(self.settings, self.runtime.loop.model_name)
             if problem:
@@ -427,7 +427,7 @@ class PicobotApp(App[int]):
     # -- approval and bell -------------------------------------------------------------
     async def confirm(self, request: ApprovalRequest) -> str:
         """The loop's `confirm` coroutine: the approval modal (see tui_approval)."""
-        from picobot_tui.tui_approval import ask
+        from picobot_tui.tui.approval import ask
 
         return await ask(self, request)
 
@@ -470,7 +470,7 @@ class PicobotApp(App[int]):
         yield from system_commands(self)
 
     async def run_slash(self, name: str, arg: str) -> None:
-        from picobot_tui.tui_commands import run_slash
+        from picobot_tui.tui.commands import run_slash
 
         await run_slash(self, name, arg)
 
@@ -557,8 +557,8 @@ def run_app(options: RunOptions) -> int:
         # Resolved before the screen opens: an unknown id is a usage error, not a flash.
         from dataclasses import replace
 
+        from picobot_tui.config.paths import sessions_dir
         from picobot_tui.core.sessions import SessionError, SessionStore
-        from picobot_tui.paths import sessions_dir
 
         try:
             options = replace(

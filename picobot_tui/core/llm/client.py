@@ -27,9 +27,9 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from picobot_tui.config import Settings
-from picobot_tui.core.llm_errors import classify
-from picobot_tui.core.model import (
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.llm.errors import classify
+from picobot_tui.core.llm.model import (
     Chunk,
     LLMError,
     ModelRequest,

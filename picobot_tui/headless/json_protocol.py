@@ -25,18 +25,18 @@ import threading
 from contextlib import aclosing, suppress
 from typing import IO, Any
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
 from picobot_tui.core.loop import STORAGE_ERROR, ApprovalRequest, Decision
 from picobot_tui.core.sessions import SessionError
-from picobot_tui.headless import (
+from picobot_tui.headless.text import (
     EXIT_ERROR,
     EXIT_OK,
     install_signal_handlers,
     print_warnings,
     signal_exit,
 )
-from picobot_tui.run_context import Run, RunError, RunOptions, open_run, open_session
+from picobot_tui.run.context import Run, RunError, RunOptions, open_run, open_session
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 DECISIONS = ("allow", "allow_session", "always", "deny")
@@ -83,7 +83,7 @@ class JsonChannel:
         return decision
 
     def _remember(self, req: ApprovalRequest) -> None:
-        from picobot_tui.tui_config import remember_always
+        from picobot_tui.config.remember import remember_always
 
         if self.settings is None:
             return

@@ -8,7 +8,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .session_files import (
+from picobot_tui.core.sessions.files import (
     ROLES,
     ParsedSession,
     SessionError,
@@ -20,7 +20,7 @@ from .session_files import (
 )
 
 if TYPE_CHECKING:
-    from .session_store import SessionStore
+    from picobot_tui.core.sessions.store import SessionStore
 
 TITLE_LIMIT = 200
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from picobot_tui.widgets.approval import ApprovalScreen
 
 if TYPE_CHECKING:
-    from picobot_tui.app import PicobotApp
     from picobot_tui.core.loop import ApprovalRequest
+    from picobot_tui.tui.app import PicobotApp
 
 
 async def ask(app: PicobotApp, request: ApprovalRequest) -> str:
@@ -50,7 +50,7 @@ async def ask(app: PicobotApp, request: ApprovalRequest) -> str:
 
 
 def always_allow(app: PicobotApp, request: ApprovalRequest) -> None:
-    from picobot_tui.tui_config import remember_always
+    from picobot_tui.config.remember import remember_always
 
     try:
         what, path = remember_always(app.settings, request)

@@ -10,7 +10,7 @@ from textual.app import SystemCommand
 from picobot_tui.widgets.prompt import SlashCommand
 
 if TYPE_CHECKING:
-    from picobot_tui.app import PicobotApp
+    from picobot_tui.tui.app import PicobotApp
 
 SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("new", "", "start a new session"),

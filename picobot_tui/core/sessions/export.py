@@ -6,8 +6,8 @@ import json
 import re
 from typing import Any
 
-from .session_files import SessionInfo, content_text
-from .textsafe import terminal_safe
+from picobot_tui.core.sessions.files import SessionInfo, content_text
+from picobot_tui.core.textsafe import terminal_safe
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
 

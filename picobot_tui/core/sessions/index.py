@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .session_files import (
+from picobot_tui.core.sessions.files import (
     dumps_line,
     filename_to_key,
     is_key,

@@ -17,7 +17,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import IO, Any
 
-from picobot_tui.config import Settings
+from picobot_tui.config.settings import Settings
 from picobot_tui.core.events import (
     ApprovalRequested,
     ErrorEvent,
@@ -34,7 +34,7 @@ from picobot_tui.core.events import (
 from picobot_tui.core.loop import ApprovalRequest, Decision
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.visible import visible
-from picobot_tui.run_context import RunOptions, open_run
+from picobot_tui.run.context import RunOptions, open_run
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
@@ -218,7 +218,7 @@ def tty_confirm(
             break
         loaded = settings()
         if answer in ("a", "always") and loaded is not None:
-            from picobot_tui.tui_config import remember_always
+            from picobot_tui.config.remember import remember_always
 
             try:
                 what, path = remember_always(loaded, req)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from picobot_tui.core.sessions import Session, SessionError
 
 if TYPE_CHECKING:
-    from picobot_tui.app import PicobotApp
-    from picobot_tui.runtime import Runtime
+    from picobot_tui.run.runtime import Runtime
+    from picobot_tui.tui.app import PicobotApp
 
 
 def short_key(key: str) -> str:

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 from picobot_tui.core.budget import estimate_messages, estimate_text
-from picobot_tui.core.model import Chunk, ModelRequest, TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.llm.model import Chunk, ModelRequest, TextChunk, ToolCallChunk, UsageChunk
 
 DEMO_MODEL = "demo"
 

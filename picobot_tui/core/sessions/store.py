@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .session_export import render_markdown
-from .session_files import (
+from picobot_tui.core.sessions.export import render_markdown
+from picobot_tui.core.sessions.files import (
     FORMAT_VERSION,
     ParsedSession,
     SessionError,
@@ -31,8 +31,8 @@ from .session_files import (
     parse_session_bytes,
     read_session_file,
 )
-from .session_handle import OPEN_SESSIONS, Session
-from .session_index import SessionIndex, is_complete
+from picobot_tui.core.sessions.handle import OPEN_SESSIONS, Session
+from picobot_tui.core.sessions.index import SessionIndex, is_complete
 
 log = logging.getLogger("picobot")
 

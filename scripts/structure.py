@@ -1,0 +1,104 @@
+"""Print the package's structure: module sizes, imports between folders, and import cycles.
+
+Used for the restructure's before/after figures and by CONTRIBUTING.md:
+
+    python scripts/structure.py            # sizes, folder graph, cycles
+    python scripts/structure.py --sizes    # only the module-size table
+
+Built on grimp, the import graph library under import-linter.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import grimp
+
+PACKAGE = "picobot_tui"
+
+
+def _file(module: str) -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    return Path(spec.origin) if spec and spec.origin else None
+
+
+def _group(module: str) -> str:
+    """The folder a module lives in: picobot_tui.core.tools.shell -> core/tools."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "(top)"
+    path = _file(module)
+    if path is not None and path.name == "__init__.py":
+        return "/".join(parts)
+    return "/".join(parts[:-1]) or "(top)"
+
+
+def sizes(graph: grimp.ImportGraph) -> None:
+    rows = []
+    for module in sorted(graph.modules):
+        path = _file(module)
+        if path is None or not path.exists():
+            continue
+        rows.append((len(path.read_text().splitlines()), module))
+    rows.sort(reverse=True)
+    print("## Module sizes (lines)\n")
+    per_group: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    for lines, module in rows:
+        per_group[_group(module)] += lines
+        count[_group(module)] += 1
+    print("| folder | modules | lines | largest |")
+    print("|---|---:|---:|---|")
+    for group in sorted(per_group):
+        largest = max((r for r in rows if _group(r[1]) == group), key=lambda r: r[0])
+        print(
+            f"| {group} | {count[group]} | {per_group[group]} | "
+            f"{largest[1].rsplit('.', 1)[-1]} ({largest[0]}) |"
+        )
+    over = [r for r in rows if r[0] > 500]
+    print(f"\nModules over 500 lines: {', '.join(f'{m} ({n})' for n, m in over) or 'none'}")
+    print(f"Modules: {len(rows)}; median {sorted(r[0] for r in rows)[len(rows) // 2]} lines\n")
+
+
+def folder_graph(graph: grimp.ImportGraph) -> None:
+    edges: Counter[tuple[str, str]] = Counter()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            a, b = _group(module), _group(imported)
+            if a != b:
+                edges[(a, b)] += 1
+    print("## Imports between folders (importer -> imported: module pairs)\n")
+    for (a, b), n in sorted(edges.items()):
+        print(f"  {a:24} -> {b:24} {n}")
+    print()
+
+
+def cycles(graph: grimp.ImportGraph) -> None:
+    """Pairs of modules that import each other, directly or through a chain."""
+    found = []
+    modules = sorted(graph.modules)
+    for module in modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported > module and graph.chain_exists(imported, module):
+                found.append((module, imported))
+    print("## Import cycles (module pairs on a cycle, including imports inside functions)\n")
+    for a, b in found:
+        print(f"  {a} <-> {b}")
+    print(f"\n{len(found)} pairs\n")
+
+
+def main() -> None:
+    graph = grimp.build_graph(PACKAGE, include_external_packages=False)
+    sizes(graph)
+    if "--sizes" in sys.argv:
+        return
+    folder_graph(graph)
+    cycles(graph)
+
+
+if __name__ == "__main__":
+    main()
