@@ -1,0 +1,34 @@
+"""The checked contracts (CONTRIBUTING.md) as part of the suite, so the README's one test
+command is all of CI: ruff lint and format, the import contracts, and mypy at zero errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_lint_and_format_are_clean() -> None:
+    lint = _run(sys.executable, "-m", "ruff", "check", ".")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = _run(sys.executable, "-m", "ruff", "format", "--check", ".")
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_import_contracts_are_kept() -> None:
+    """Layers (core < widgets < config < run < front ends < cli), peers independent."""
+    proc = _run(sys.executable, "scripts/check_structure.py", "imports")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " kept, 0 broken." in proc.stdout
+
+
+def test_mypy_finds_no_error() -> None:
+    proc = _run(sys.executable, "scripts/check_structure.py", "types")
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert "Success: no issues found" in proc.stdout
