@@ -169,36 +169,6 @@ def check_url(url: str) -> tuple[str, int]:
     return host, port or (443 if scheme == "https" else 80)
 
 
-def _guard_connections(transport: Any, allow_private: bool) -> None:
-    """Re-check the dialled address at connect time (defeats DNS rebinding)."""
-    import httpcore
-
-    pool = getattr(transport, "_pool", None)
-    inner = getattr(pool, "_network_backend", None)
-    if inner is None:  # httpx internals changed: the pre-check still applies
-        return
-
-    class GuardedBackend(httpcore.AsyncNetworkBackend):
-        async def connect_tcp(self, host: str, port: int, **kw: Any) -> Any:
-            ips = await checked_addresses(host, port, allow_private)
-            last: Exception | None = None
-            for ip in ips:
-                try:
-                    return await inner.connect_tcp(str(ip), port, **kw)
-                except (httpcore.ConnectError, httpcore.ConnectTimeout) as e:
-                    last = e
-            assert last is not None
-            raise last
-
-        async def connect_unix_socket(self, path: str, **kw: Any) -> Any:
-            raise ToolError("refused: unix sockets are not fetched")
-
-        async def sleep(self, seconds: float) -> None:
-            await inner.sleep(seconds)
-
-    pool._network_backend = GuardedBackend()
-
-
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """Built once: loading the CA bundle costs ~50 ms per client otherwise."""
@@ -218,8 +188,10 @@ async def _fetch(
     check_url(url)  # refuse bad schemes before loading httpx
     import httpx
 
+    from picobot_tui.core.tools.net_guard import guard_transport
+
     transport = httpx.AsyncHTTPTransport(retries=0, verify=_ssl_context())
-    _guard_connections(transport, allow_private)
+    guard_transport(transport, lambda host, port: checked_addresses(host, port, allow_private))
     async with httpx.AsyncClient(
         transport=transport,
         follow_redirects=False,
