@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
-    JsonConfigSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
@@ -56,35 +56,35 @@ class AgentDefaults(Section):
     """LiteLLM model string, e.g. `openai/gpt-4o-mini`, `anthropic/claude-sonnet-4-5`, `demo`."""
     workspace: str | None = None
     """Directory the tools work in. Default: `<PICOBOT_HOME>/workspace`."""
-    max_tokens: int = Field(8192, ge=1)
+    max_tokens: int = Field(default=8192, ge=1)
     """Maximum tokens per model response."""
-    temperature: float = Field(0.7, ge=0, le=2)
+    temperature: float = Field(default=0.7, ge=0, le=2)
     """Sampling temperature."""
-    max_tool_iterations: int = Field(20, ge=1)
+    max_tool_iterations: int = Field(default=20, ge=1)
     """How many model calls with tool use one turn may make."""
-    token_budget: int = Field(128000, ge=1000)
+    token_budget: int = Field(default=128000, ge=1000)
     """Context budget in tokens; the context is compacted at 80 % of it. It must leave room
     after the system prompt and tool schemas (picobot names the minimum)."""
-    max_history_messages: int = Field(50, ge=2)
+    max_history_messages: int = Field(default=50, ge=2)
     """How many stored messages are sent to the model at most (every process: resumed, long
     TUI or `--json` runs); the session file keeps them all."""
     compaction: Literal["summarize", "drop"] = "summarize"
     """What replaces the older messages when the context reaches 80 % of tokenBudget:
     `summarize`, a summary the model writes in one extra call (dropping if that call fails);
     `drop`, a one-line notice."""
-    context_window: int | None = Field(None, ge=1000)
+    context_window: int | None = Field(default=None, ge=1000)
     """The model's context window, if LiteLLM does not know it."""
-    max_retries: int = Field(1, ge=0)
+    max_retries: int = Field(default=1, ge=0)
     """Retries of a transient provider error (rate limit, timeout, 5xx, overloaded)."""
-    retry_backoff: float = Field(2.0, ge=0)
+    retry_backoff: float = Field(default=2.0, ge=0)
     """Seconds before the first retry (doubles each time; Retry-After wins)."""
-    max_retry_wait: float = Field(30.0, ge=0)
+    max_retry_wait: float = Field(default=30.0, ge=0)
     """The longest `Retry-After` picobot waits; a provider asking for longer fails the call
     at once, with a message naming the wait."""
-    max_consecutive_failures: int = Field(3, ge=1)
+    max_consecutive_failures: int = Field(default=3, ge=1)
     """Model calls in a row that failed after their retries, across turns, after which the
     agent stops taking turns (`--json` exits 1; the TUI waits for your next message)."""
-    request_timeout: float = Field(120.0, gt=0)
+    request_timeout: float = Field(default=120.0, gt=0)
     """Seconds to wait for the provider before giving up on a call."""
 
 
@@ -123,9 +123,9 @@ class ProvidersConfig(Section):
 class ExecConfig(Section):
     """The `exec` tool."""
 
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0)
     """Seconds before a command is killed."""
-    max_output_chars: int = Field(20000, ge=100)
+    max_output_chars: int = Field(default=20000, ge=100)
     """Output kept from a command (head and tail) before toolResultMaxChars applies."""
     deny_patterns: list[str] = []
     """Extra regular expressions of commands to refuse (added to the built-in list)."""
@@ -143,7 +143,7 @@ class ExecConfig(Section):
 class WebConfig(Section):
     """The `web_fetch` tool."""
 
-    timeout: float = Field(20.0, gt=0)
+    timeout: float = Field(default=20.0, gt=0)
     """Seconds before a fetch is abandoned."""
     allow_private: bool = False
     """Allow loopback, link-local and private addresses (off: SSRF guard)."""
@@ -163,7 +163,7 @@ class ToolsConfig(Section):
     """`ask`: confirm commands and file changes; `auto`: allow all; `readonly`: refuse them."""
     always_allow: list[str] = []
     """Tools allowed without asking (the TUI's "always allow" adds to this)."""
-    tool_result_max_chars: int = Field(8000, ge=100)
+    tool_result_max_chars: int = Field(default=8000, ge=100)
     """Tool results longer than this are truncated before they reach the model."""
 
 
@@ -230,15 +230,22 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
     return _snake_keys(data), text
 
 
-class _CamelJsonSource(JsonConfigSettingsSource):
-    """Reads the (commented, camelCase) JSON file from a path chosen at run time."""
+class _JsoncFileSource(PydanticBaseSettingsSource):
+    """The (commented, camelCase) config file, already read and snake-cased by the loader.
+
+    The loader reads it itself (from a path chosen at run time) so that a broken file gets
+    a message with its line and column; this source only hands the result to pydantic.
+    """
 
     def __init__(self, settings_cls: type[BaseSettings], data: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
         self._data = data
-        super().__init__(settings_cls, json_file=None)
 
-    def _read_files(self, files: Any, deep_merge: bool = False) -> dict[str, Any]:
-        return self._data
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self._data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._data)
 
 
 class Settings(BaseSettings):
@@ -268,7 +275,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         data = _FILE_DATA.get("data", {})
-        return (init_settings, env_settings, _CamelJsonSource(settings_cls, data))
+        return (init_settings, env_settings, _JsoncFileSource(settings_cls, data))
 
     # -- derived paths -------------------------------------------------------------------
     @property
