@@ -189,7 +189,8 @@ def check_permissions(report: Report) -> None:
     if not home.exists():
         report.add("ok", f"permissions: {home} does not exist yet (created 0700)")
         return
-    open_dirs, open_files = [], []
+    open_dirs: list[str] = []
+    open_files: list[str] = []
     for path, want, bucket in (
         (home, 0o700, open_dirs),
         (config_path(), 0o600, open_files),

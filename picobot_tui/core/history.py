@@ -61,7 +61,7 @@ def repair(messages: list[Message]) -> list[Message]:
         calls = msg.get("tool_calls") or []
         if role != "assistant" or not calls:
             continue
-        results: dict[str, Message] = {}
+        results: dict[Any, Message] = {}  # keyed by whatever id the file holds
         while i < len(messages) and messages[i].get("role") == "tool":
             results.setdefault(messages[i].get("tool_call_id"), messages[i])
             i += 1

@@ -56,11 +56,11 @@ def _list(path: Path, shown: str) -> str:
 
     entries.sort(key=lambda e: (not is_dir(e), e.name.lower(), e.name))
     lines = []
-    for e in entries[:MAX_ENTRIES]:
-        name = e.name + ("/" if is_dir(e) else "")
-        if e.is_symlink():
+    for entry in entries[:MAX_ENTRIES]:
+        name = entry.name + ("/" if is_dir(entry) else "")
+        if entry.is_symlink():
             with contextlib.suppress(OSError):
-                name += f" -> {os.readlink(e.path)}"
+                name += f" -> {os.readlink(entry.path)}"
         lines.append(name)
     if not entries:
         return f"{shown}/ is empty"

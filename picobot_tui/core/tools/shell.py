@@ -196,7 +196,8 @@ async def run_command(
     shell = ["/bin/sh", "-c", command]
     status_r = status_w = -1
     if sandbox is not None:
-        argv, fds = [*sandbox, *shell], ()
+        argv: list[str] = [*sandbox, *shell]
+        fds: tuple[int, ...] = ()
     else:
         status_r, status_w = os.pipe()
         argv = [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(status_w), "--", *shell]

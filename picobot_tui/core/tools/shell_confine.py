@@ -480,6 +480,7 @@ class Analysis:
             target = getattr(p, "output", None) if p.kind == "redirect" else None
             if p.kind != "redirect" or p.type != "<" or getattr(target, "kind", "") != "word":
                 continue
+            assert target is not None  # a "word" kind above
             m = re.fullmatch(r"h(\d+)_*", src[target.pos[0] : target.pos[1]])
             if not m or int(m.group(1)) >= len(self.heredocs):
                 continue
@@ -547,7 +548,7 @@ class Analysis:
             self.judge(v, redirect=True)
 
     def cd(self, args: list[tuple[Any, list[Value]]]) -> None:
-        targets = []
+        targets: list[list[Value]] = []
         for p, vals in args:
             if not targets and re.fullmatch(r"-[LPe@]+|--", p.word or ""):
                 continue  # options, and the `--` that ends them

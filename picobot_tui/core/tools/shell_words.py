@@ -157,7 +157,8 @@ def _backtick_end(raw: str, i: int) -> int:
 
 def _ansi_c(raw: str, i: int) -> tuple[str, int]:
     """Decode $'...' starting at raw[i] == "$"; return (text, index past the quote)."""
-    out, j = [], i + 2
+    out: list[str] = []
+    j = i + 2
     while j < len(raw):
         c = raw[j]
         if c == "'":
@@ -370,7 +371,8 @@ def _substr(value: str, off: int, length: int | None) -> str:
 
 def brace_expand(text: str, limit: int = MAX_VALUES) -> list[str]:
     """`{a,b}` alternatives (bash; dash leaves them alone, so the caller keeps `text` too)."""
-    out, todo = [], [text]
+    out: list[str] = []
+    todo = [text]
     while todo and len(out) < limit:
         t = todo.pop()
         m = re.search(r"\{([^{}]*,[^{}]*)\}", t)
