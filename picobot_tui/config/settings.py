@@ -24,18 +24,7 @@ from pydantic_settings import (
 
 from picobot_tui.config.jsonc import strip_json_comments  # also imported from here
 from picobot_tui.config.paths import config_path, picobot_home  # also imported from here
-
-PROVIDER_NAMES = (
-    "openai",
-    "anthropic",
-    "openrouter",
-    "gemini",
-    "deepseek",
-    "groq",
-    "ollama",
-    "vllm",
-    "custom",
-)
+from picobot_tui.core.llm.providers import PROVIDER_NAMES
 
 
 class Section(BaseModel):
@@ -107,7 +96,7 @@ class ProviderConfig(Section):
 
 
 class ProvidersConfig(Section):
-    """The `providers` group: one entry per LiteLLM model prefix."""
+    """The `providers` group: one entry per provider in `core.llm.providers.PROVIDERS`."""
 
     openai: ProviderConfig = ProviderConfig()
     anthropic: ProviderConfig = ProviderConfig()

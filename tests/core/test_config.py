@@ -97,3 +97,10 @@ def test_onboard_text_is_valid_commented_json(picobot_home: Path) -> None:
 
 def test_comment_stripping_keeps_strings() -> None:
     assert json.loads(strip_json_comments('{"u": "http://x//y"} // c')) == {"u": "http://x//y"}
+
+
+def test_provider_entries_match_the_provider_table() -> None:
+    from picobot_tui.config.settings import ProvidersConfig
+    from picobot_tui.core.llm.providers import PROVIDER_NAMES
+
+    assert tuple(ProvidersConfig.model_fields) == PROVIDER_NAMES

@@ -7,11 +7,11 @@ import pytest
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.llm.client import (
     LOCAL_DUMMY_KEY,
-    PROVIDER_ENV,
     check_credentials,
     provider_for,
     resolve_route,
 )
+from picobot_tui.core.llm.providers import PROVIDER_ENV
 
 
 @pytest.fixture(autouse=True)

@@ -38,6 +38,12 @@ from picobot_tui.core.llm.model import (
     ToolCallChunk,
     UsageChunk,
 )
+from picobot_tui.core.llm.providers import (
+    BARE_PREFIXES,
+    MODEL_PREFIXES,
+    OPENAI_COMPATIBLE,
+    PROVIDER_ENV,
+)
 from picobot_tui.core.secrets import Scrubber
 
 log = logging.getLogger("picobot.llm")
@@ -54,42 +60,6 @@ RESENT = (
 
 LOCAL_DUMMY_KEY = "sk-local"
 """Sent when an apiBase is configured without a key: LiteLLM refuses to call with no key."""
-
-# model prefix -> providers.<name> entry
-_PREFIXES = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "openrouter": "openrouter",
-    "gemini": "gemini",
-    "deepseek": "deepseek",
-    "groq": "groq",
-    "ollama": "ollama",
-    "ollama_chat": "ollama",
-    "hosted_vllm": "vllm",
-    "vllm": "vllm",
-    "custom": "custom",
-}
-# bare model names LiteLLM routes without a prefix
-_BARE = (
-    ("gpt-", "openai"),
-    ("chatgpt", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("claude", "anthropic"),
-    ("gemini", "gemini"),
-    ("deepseek", "deepseek"),
-)
-PROVIDER_ENV = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "groq": "GROQ_API_KEY",
-}
-"""The standard env var LiteLLM reads for each hosted provider."""
-_OPENAI_COMPATIBLE = {"openai", "vllm", "custom"}
 
 
 # -- the lazy import ------------------------------------------------------------------------
@@ -194,9 +164,9 @@ def provider_for(model: str) -> str | None:
     """The config entry a model string belongs to by its prefix (None if unknown)."""
     prefix, sep, _ = model.partition("/")
     if sep:
-        return _PREFIXES.get(prefix)
+        return MODEL_PREFIXES.get(prefix)
     lower = model.lower()
-    return next((name for start, name in _BARE if lower.startswith(start)), None)
+    return next((name for start, name in BARE_PREFIXES if lower.startswith(start)), None)
 
 
 def _with_v1(api_base: str) -> str:
@@ -228,7 +198,7 @@ def resolve_route(settings: Settings, model: str) -> Route:
         kwargs["custom_llm_provider"] = "openai"  # any OpenAI-compatible endpoint
     api_base = cfg.api_base
     if api_base:
-        kwargs["api_base"] = _with_v1(api_base) if name in _OPENAI_COMPATIBLE else api_base
+        kwargs["api_base"] = _with_v1(api_base) if name in OPENAI_COMPATIBLE else api_base
     key = cfg.api_key.get_secret_value() if cfg.api_key is not None else ""
     env = PROVIDER_ENV.get(name)
     if key:
