@@ -28,7 +28,6 @@ the sandbox (sandbox.py) is for.
 
 from __future__ import annotations
 
-import glob
 import itertools
 import os
 import re
@@ -36,23 +35,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.core.tools.base import ToolError
+from picobot_tui.core.tools.shell_heredoc import prepare
+from picobot_tui.core.tools.shell_paths import GLOB_CHARS, PathRules, Refused, inside, refusal
 from picobot_tui.core.tools.shell_words import (
     UNKNOWN_CHAR,
     Expander,
     Unanalysable,
     Value,
     Values,
-    brace_expand,
 )
 
 _MAX_DEPTH = 8  # nested sh -c / eval / $(...)
-_MAX_GLOB = 5000  # matches of one pattern before the guard gives up
 _MAX_VAR_VALUES = 64
-SAFE_DEVICES = {
-    "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout",
-    "/dev/stderr", "/dev/tty",
-}  # fmt: skip
 # Commands whose arguments are never paths they open: their words are not judged (the
 # commands inside their $(...) are, and so are their redirections).
 NO_PATH_ARGS = {
@@ -67,36 +61,7 @@ _ASSIGNING = {"read", "mapfile", "readarray", "getopts"}
 # sources first (ENV, BASH_ENV): setting one is refused.
 _RESHAPING = {"IFS", "CDPATH", "ENV", "BASH_ENV"}
 _DECLARING = {"export", "local", "declare", "typeset", "readonly", "alias"}
-# Where system programs live: naming one as the command (`/usr/bin/env python3`) runs it,
-# which reads nothing of the user's.
-_SYSTEM_BIN = ("/usr/", "/bin/", "/sbin/")
-_GLOB_CHARS = re.compile(r"[*?\[]")
 _INTERPRETER = re.compile(r"(python|perl|ruby|node|php|lua|Rscript|awk|gawk|tclsh)[0-9.]*")
-
-# The text check, run on each expanded value: paths that code or URLs carry inside a word.
-_WORD_START = r"""(?<![^\s=:'"(<>|;&`{,])"""
-_DOTDOT_RE = re.compile(r"""(?<![^\s=:'"(<>|;&`{,/])\.\.(?=$|[/\s'"<>|;&`)}])""")
-_TILDE_RE = re.compile(_WORD_START + "~")
-_ABS_RE = re.compile(_WORD_START + r"""/[^\s'"<>|;&`(){},]*""")
-_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):$")
-
-
-class Refused(Exception):
-    """The command reaches outside the workspace (the message says how)."""
-
-
-def refusal(what: str, workspace: Path) -> ToolError:
-    return ToolError(
-        f"command refused: {what}. restrictToWorkspace is on, so exec stays in the workspace "
-        f"{workspace}: use paths relative to it."
-    )
-
-
-def inside(path: str | Path, workspace: Path) -> bool:
-    try:
-        return Path(os.path.realpath(path)).is_relative_to(workspace)
-    except (OSError, ValueError):
-        return False
 
 
 def check_confined(command: str, workspace: Path, env: Mapping[str, str] | None = None) -> None:
@@ -122,146 +87,16 @@ def check_confined(command: str, workspace: Path, env: Mapping[str, str] | None 
         ) from None
 
 
-# -- heredocs -------------------------------------------------------------------------------
-
-
 def take_heredocs(command: str, base: int = 0) -> tuple[str, list[tuple[str, bool]]]:
+    """The command with its heredoc bodies blanked, and each (body, expands)."""
     prepared, _, bodies = prepare(command, base)
     return prepared, bodies
-
-
-def prepare(command: str, base: int = 0) -> tuple[str, str, list[tuple[str, bool]]]:
-    """The command with every heredoc body blanked (same length, so positions hold) and its
-    `<<DELIM` made a plain `<` redirect of the word `h<N>___` (N = base + its index, when it
-    fits; else `___`); plus each (body, expands).
-
-    Heredocs are found in command context only: at the top, inside `$(...)` (also within
-    double quotes: `git commit -m "$(cat <<'EOF' ...)"`), not in quoted text.
-
-    `prepare` also returns the text bashlex is given: the same, with the inside of single
-    quotes (and of `$'...'`) masked, since bashlex 0.18 looks for `${...}` there too and an
-    unclosed `'${'` makes it allocate without end."""
-    out = list(command)
-    mask: list[int] = []  # positions inside single quotes
-    bodies: list[tuple[str, bool]] = []
-    pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, expands)
-    stack: list[list[Any]] = [["cmd", 0]]  # ("cmd", open parens) / ("dq", 0) frames
-    i, n = 0, len(command)
-    at_word_start = True
-    while i < n:
-        c = command[i]
-        mode = stack[-1]
-        if c == "\\":
-            i += 2
-            at_word_start = False
-            continue
-        if mode[0] == "dq":
-            if c == '"':
-                stack.pop()
-            elif command.startswith("$(", i):
-                stack.append(["cmd", 0])
-                i += 2
-                at_word_start = True
-                continue
-            i += 1
-            continue
-        if c == "'":
-            if i > 0 and command[i - 1] == "$":  # $'...': backslash escapes a quote
-                end = i + 1
-                while end < n and command[end] != "'":
-                    end += 2 if command[end] == "\\" else 1
-                end = min(end, n)
-            else:
-                end = command.find("'", i + 1)
-                end = n if end < 0 else end
-            mask.extend(range(i + 1, end))
-            i = end + 1
-            continue
-        if c == '"':
-            stack.append(["dq", 0])
-            i += 1
-            continue
-        if c == "(":
-            mode[1] += 1
-        elif c == ")" and len(stack) > 1:
-            if mode[1] == 0:
-                stack.pop()
-            else:
-                mode[1] -= 1
-        if c == "#" and at_word_start:
-            end = command.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if c == "\n":
-            i += 1
-            for delim, strip, expands in pending:
-                start = i
-                body: list[str] = []
-                while i < n:
-                    end = command.find("\n", i)
-                    line = command[i : n if end < 0 else end]
-                    i = n if end < 0 else end + 1
-                    if (line.lstrip("\t") if strip else line) == delim:
-                        break
-                    body.append(line)
-                for k in range(start, i):
-                    if out[k] != "\n":
-                        out[k] = " "
-                bodies.append(("\n".join(body), expands))
-            pending = []
-            at_word_start = True
-            continue
-        if command.startswith("<<", i) and not command.startswith("<<<", i):
-            i = _heredoc_operator(command, i, out, pending, base + len(bodies) + len(pending))
-            continue
-        at_word_start = c in " \t;&|()"
-        i += 1
-    prepared = "".join(out)
-    masked = list(prepared)
-    for k in mask:
-        if masked[k] != "\n":
-            masked[k] = "x"
-    return prepared, "".join(masked), bodies
-
-
-def _heredoc_operator(
-    command: str, i: int, out: list[str], pending: list[tuple[str, bool, bool]], index: int
-) -> int:
-    """Read `<<[-]WORD` at i, note it in `pending`, rewrite it in `out`; return the end."""
-    n = len(command)
-    j = i + 2
-    strip = command.startswith("-", j)
-    j += strip
-    while j < n and command[j] in " \t":
-        j += 1
-    k = j
-    while k < n and command[k] not in " \t\n;&|<>()":
-        if command[k] in "'\"":
-            close = command.find(command[k], k + 1)
-            k = n if close < 0 else close + 1
-        else:
-            k += 2 if command[k] == "\\" else 1
-    k = min(k, n)
-    word = command[j:k]
-    if not word:
-        raise Unanalysable("a heredoc without a delimiter")
-    expands = not any(q in word for q in "'\"\\")
-    pending.append((re.sub(r"""['"\\]""", "", word), strip, expands))
-    # `<<-WORD` -> `<h7____`: a plain redirect bashlex reads, naming the body it stands for.
-    room = k - i - 1
-    tag = f"h{index}" if len(f"h{index}") <= room else ""
-    for m in range(i + 1, k):
-        out[m] = "_"
-    for m, ch in enumerate(tag):
-        if i + 1 + m < len(out):
-            out[i + 1 + m] = ch
-    return k
 
 
 # -- the walk -------------------------------------------------------------------------------
 
 
-class Analysis:
+class Analysis(PathRules):
     """Variables, possible working directories, and the judgement of each word."""
 
     def __init__(self, workspace: Path, env: Mapping[str, str]) -> None:
@@ -389,7 +224,7 @@ class Analysis:
                         values = None
                         break
                     assert values is not None
-                    values.update(self.globbed(v.text) if _GLOB_CHARS.search(v.text) else [])
+                    values.update(self.globbed(v.text) if GLOB_CHARS.search(v.text) else [])
                     values.add(v.text)
                 if values is None:
                     break
@@ -610,108 +445,6 @@ class Analysis:
             else:
                 out.update(os.path.realpath(c / a) for c in self.cwds)
         return frozenset(out)
-
-    # judgement
-
-    def judge_unknown(self, vals: list[Value], what: str) -> None:
-        if self.collect_only:
-            return
-        for v in vals:
-            if v.unknown:
-                raise Refused(
-                    f"{what} depends on {v.unknown[0]}, whose value the guard cannot know"
-                )
-
-    def judge(self, v: Value, *, command_name: bool = False, redirect: bool = False) -> None:
-        if self.collect_only:
-            return
-        if v.unknown:
-            raise Refused(
-                f"{'a redirection' if redirect else 'an argument'} depends on {v.unknown[0]}, "
-                "whose value the guard cannot know"
-            )
-        texts = [v.text]
-        if v.split:
-            texts += v.text.split()
-        for t in texts:
-            for b in {t, *brace_expand(t)}:
-                self.judge_text(b, command_name=command_name)
-
-    def judge_text(self, t: str, *, command_name: bool = False) -> None:
-        if not t:
-            return
-        if t.startswith("/"):
-            if command_name and t.startswith(_SYSTEM_BIN) and os.access(t, os.X_OK):
-                return
-            self.judge_path(t)
-            return
-        self.text_check(t)
-        if t.startswith("-"):
-            if "=" in t:
-                self.judge_text(t.split("=", 1)[1])
-            return
-        if "://" in t:
-            return
-        self.judge_path(t)
-
-    def judge_path(self, t: str) -> None:
-        if t in SAFE_DEVICES or t.startswith("/dev/fd/"):
-            return
-        if ".." in t.split("/"):
-            raise Refused("`..` path components can lead outside the workspace")
-        for base in [Path("/")] if t.startswith("/") else sorted(self.cwds):
-            self.judge_resolved(t, base)
-            if _GLOB_CHARS.search(t):
-                for match in self.globbed(t, base):
-                    self.judge_resolved(match, base)
-
-    def judge_resolved(self, t: str, base: Path) -> None:
-        if t in SAFE_DEVICES or t.startswith("/dev/fd/"):
-            return
-        if not inside(base / t, self.ws):
-            via = " (through a symlink)" if not t.startswith("/") else ""
-            raise Refused(f"{t!r} resolves outside the workspace{via}")
-
-    def globbed(self, pattern: str, base: Path | None = None) -> list[str]:
-        for comp in pattern.split("/"):
-            if _GLOB_CHARS.search(comp) and comp[:1] not in "*?" and _matches_dotdot(comp):
-                raise Refused(f"the glob {comp!r} can match `..`, outside the workspace")
-        root = None if pattern.startswith("/") else str(base or self.ws)
-        try:
-            found = list(itertools.islice(glob.iglob(pattern, root_dir=root), _MAX_GLOB + 1))
-        except (OSError, ValueError, re.error):
-            return []
-        if len(found) > _MAX_GLOB and not self.collect_only:
-            raise Refused(f"the glob {pattern!r} matches too many files to check")
-        return found
-
-    def text_check(self, t: str) -> None:
-        """Paths inside a value (code, URLs, `a=b` options), as the old textual guard saw
-        them."""
-        if self.collect_only:
-            return
-        if _DOTDOT_RE.search(t):
-            raise Refused("`..` path components can lead outside the workspace")
-        if _TILDE_RE.search(t):
-            raise Refused("`~` is the home directory, outside the workspace")
-        for m in _ABS_RE.finditer(t):
-            path, start = m.group(0), m.start()
-            if path.startswith("//") and start > 0 and t[start - 1] == ":":
-                scheme = _SCHEME_RE.search(t, 0, start)
-                if not (scheme and scheme.group(1).lower() == "file"):
-                    continue  # a URL: scheme://host/...
-                # file://[host]/path names a local file (curl, wget, urllib read it).
-                path = "/" + path[2:].partition("/")[2]
-            if path in SAFE_DEVICES or path.startswith("/dev/fd/"):
-                continue
-            if not inside(path, self.ws):
-                raise Refused(f"{path} is outside the workspace")
-
-
-def _matches_dotdot(comp: str) -> bool:
-    import fnmatch
-
-    return fnmatch.fnmatchcase("..", comp)
 
 
 def _is_name(s: str) -> bool:
