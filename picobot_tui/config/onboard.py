@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from picobot_tui.config.settings import Settings, config_path, picobot_home
+from picobot_tui.core.llm.providers import PROVIDER_ENV
 
 TEMPLATES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 
@@ -77,6 +78,7 @@ def run_onboard(*, force: bool = False) -> int:
             print(f"wrote {dest}")
     print(
         "\nNext: put your key in the config (providers.openai.apiKey) or export "
-        "OPENAI_API_KEY, then run `picobot agent`. No key? Try `picobot agent --model demo`."
+        f"{PROVIDER_ENV['openai']}, then run `picobot agent`. "
+        "No key? Try `picobot agent --model demo`."
     )
     return 0
