@@ -25,6 +25,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from .typing_monitor import TypingMonitor
+
 _FENCE_RE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 _FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LIST_ITEM_RE = re.compile(r"[-*+] |\d{1,9}[.)] ")
@@ -37,7 +39,7 @@ the CPU of headless before, and input lagged)."""
 
 TYPING_PAUSE = 0.3
 """Seconds without a key press after which the user is not typing: streamed text goes in as
-it comes. `App.last_key_time` (time.monotonic) gives the last key press."""
+it comes. A `TypingMonitor` passed to the block gives the last key press."""
 AFTER_KEY = 0.03
 """While the user types, streamed text goes in only once the last key's frame is painted
 and at most this long after the key (seconds). Each append costs a layout pass and a render
@@ -202,10 +204,19 @@ class AssistantMessage(Block):
     turns, and the layout passes that followed landed on the user's next key, bench #5),
     then drawn by the block itself."""
 
-    def __init__(self, text: str = "", *, streaming: bool = True, interval: float = 0.08) -> None:
-        """`interval`: seconds between appends to the live text (0 = at once)."""
+    def __init__(
+        self,
+        text: str = "",
+        *,
+        streaming: bool = True,
+        interval: float = 0.08,
+        typing: TypingMonitor | None = None,
+    ) -> None:
+        """`interval`: seconds between appends to the live text (0 = at once); `typing`:
+        the user's key presses, which appends wait behind (none: never typing)."""
         super().__init__(classes="block assistant")
         self.interval = interval
+        self.typing = typing if typing is not None else TypingMonitor()
         self.source = text
         self.streaming = streaming
         self.interrupted = False
@@ -273,13 +284,12 @@ class AssistantMessage(Block):
 
     def _key_hold(self) -> float:
         """Seconds to wait before appending (see `append_delay`)."""
-        last_key = getattr(self.app, "last_key_time", None)
+        last_key = self.typing.last_key_time
         now = time.monotonic()
         if self._held_since is None:
             self._held_since = now
         since_key = None if last_key is None else now - last_key
-        painted = getattr(self.app, "last_key_painted", True)
-        return append_delay(since_key, now - self._held_since, key_painted=painted)
+        return append_delay(since_key, now - self._held_since, key_painted=self.typing.key_painted)
 
     async def _flush(self) -> None:
         self._flush_scheduled = False
@@ -334,11 +344,6 @@ class ToolBlock(Block):
     """One tool call: a one-line header, and its full arguments and result when expanded."""
 
     expanded: reactive[bool] = reactive(False)
-
-    class Toggled(Message):
-        def __init__(self, block: ToolBlock) -> None:
-            super().__init__()
-            self.block = block
 
     BINDINGS: ClassVar = [
         Binding("enter,space", "toggle", "Expand", show=False),

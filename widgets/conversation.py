@@ -28,6 +28,7 @@ from textual.widgets import Static
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 from .blocks import AssistantMessage, Block, Notice, SummaryNotice, ToolBlock, UserMessage
+from .typing_monitor import TypingMonitor
 
 WINDOW = 30
 """Blocks left mounted after old ones are unmounted, and shown when a session is resumed.
@@ -112,9 +113,17 @@ class NewOutputHint(Static):
 class ConversationPane(Vertical):
     """User and assistant messages, tool-call blocks and notices."""
 
-    def __init__(self, *, stream_interval: float = 0.08, id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        stream_interval: float = 0.08,
+        typing: TypingMonitor | None = None,
+        id: str | None = None,
+    ) -> None:
+        """`typing`: the user's key presses, which streamed text waits behind."""
         super().__init__(id=id)
         self.stream_interval = stream_interval
+        self.typing = typing if typing is not None else TypingMonitor()
         self._current: AssistantMessage | None = None
         self._calls: dict[str, ToolBlock] = {}
         self._hidden: list[tuple[BlockFactory, str | None]] = []
@@ -229,7 +238,7 @@ class ConversationPane(Vertical):
         """Stream model text into the current assistant message (creating it if needed)."""
         async with self._lock:
             if self._current is None:
-                self._current = AssistantMessage(interval=self.stream_interval)
+                self._current = AssistantMessage(interval=self.stream_interval, typing=self.typing)
                 await self._add_block(self._current)
             await self._current.append(text)
             self._content_added()

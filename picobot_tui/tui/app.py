@@ -37,6 +37,7 @@ from picobot_tui.widgets.conversation import ConversationPane
 from picobot_tui.widgets.prompt import PromptArea
 from picobot_tui.widgets.status_bar import StatusBar
 from picobot_tui.widgets.tool_timeline import ToolTimeline
+from picobot_tui.widgets.typing_monitor import TypingMonitor
 
 if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
@@ -97,11 +98,8 @@ class PicobotApp(App[int]):
         self.clock = clock
         self.deterministic = deterministic
         self.queue: list[str] = []
-        self.last_key_time: float | None = None
-        """When the last key arrived (time.monotonic); streamed text waits a little after
-        one (widgets.blocks.append_delay)."""
-        self.last_key_painted = True
-        """Whether a frame has been painted since the last key arrived."""
+        self.typing = TypingMonitor()
+        """The user's key presses; streamed text waits a little after one."""
         self.ready = False
         """Settings, runtime and session are loaded (messages sent before wait in `queue`)."""
         self.start_error: RunError | None = None
@@ -119,7 +117,9 @@ class PicobotApp(App[int]):
         yield StatusBar()
         with Horizontal(id="body"):
             yield ConversationPane(
-                id="conversation", stream_interval=0 if self.deterministic else STREAM_INTERVAL
+                id="conversation",
+                stream_interval=0 if self.deterministic else STREAM_INTERVAL,
+                typing=self.typing,
             )
             with Vertical(id="side"):
                 yield BudgetGauge(id="gauge")
@@ -241,7 +241,9 @@ class PicobotApp(App[int]):
         self.set_interval(1.0, self._idle_gc_tick)
 
     def _idle_gc_tick(self) -> None:
-        self.idle_gc.tick(now=time.monotonic(), last_input=self.last_key_time, busy=self.busy)
+        self.idle_gc.tick(
+            now=time.monotonic(), last_input=self.typing.last_key_time, busy=self.busy
+        )
 
     def on_unmount(self) -> None:
         self._unmounted = True
@@ -290,13 +292,9 @@ class PicobotApp(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
-            self.last_key_time = time.monotonic()
-            self.last_key_painted = False
-            self.call_after_refresh(self._key_painted)
+            self.typing.key_pressed()
+            self.call_after_refresh(self.typing.painted)
         await super().on_event(event)
-
-    def _key_painted(self) -> None:
-        self.last_key_painted = True
 
     def on_resize(self) -> None:
         hide_gauge = self.main_screen.has_class("-hide-gauge")

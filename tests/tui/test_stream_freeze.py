@@ -14,6 +14,7 @@ from picobot_tui.widgets.blocks import (
     append_delay,
     settled_prefix,
 )
+from picobot_tui.widgets.typing_monitor import TypingMonitor
 from textual.widgets import Static
 
 
@@ -54,23 +55,22 @@ async def test_streamed_text_waits_for_the_moment_after_a_key() -> None:
     """While keys come, streamed text goes in just after one has been painted (bench #5)."""
     from textual.app import App, ComposeResult
 
-    class Host(App[None]):
-        last_key_time: float | None = None
-        last_key_painted = True
+    typing = TypingMonitor()
 
+    class Host(App[None]):
         def compose(self) -> ComposeResult:
-            yield AssistantMessage(interval=0.01)
+            yield AssistantMessage(interval=0.01, typing=typing)
 
     app = Host()
     async with app.run_test() as pilot:
         block = app.query_one(AssistantMessage)
-        app.last_key_time = time.monotonic() - AFTER_KEY - 0.01  # typing, between keys
+        typing.last_key_time = time.monotonic() - AFTER_KEY - 0.01  # typing, between keys
         await block.append("held back")
         for _ in range(5):
             await pilot.pause(0.01)
-            app.last_key_time = time.monotonic() - AFTER_KEY - 0.01
+            typing.last_key_time = time.monotonic() - AFTER_KEY - 0.01
             assert block.shown_text == ""
-        app.last_key_time = time.monotonic()  # a key, painted at once
+        typing.last_key_time = time.monotonic()  # a key, painted at once
         await pilot.pause(0.05)
         assert block.shown_text == "held back"
         live = block.query_one(".live", Static)
