@@ -28,6 +28,7 @@ from textual.widgets import Static
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 from .blocks import AssistantMessage, Block, Notice, SummaryNotice, ToolBlock, UserMessage
+from .textual_compat import ScrollUpdateHook, anchor_released
 from .typing_monitor import TypingMonitor
 
 WINDOW = 30
@@ -43,7 +44,7 @@ EARLIER_BATCH = 40
 BlockFactory = Callable[[], Block]
 
 
-class Transcript(VerticalScroll):
+class Transcript(ScrollUpdateHook, VerticalScroll):
     """The scrolling list of blocks (`layout: stream`). Anchored to the bottom until the user
     scrolls away; scrolling back to the bottom re-anchors it."""
 
@@ -65,15 +66,14 @@ class Transcript(VerticalScroll):
             self.anchor(False)
             self.scroll_to(y=0, animate=False, immediate=True, release_anchor=False)
 
-    def _scroll_update(self, virtual_size: Size) -> None:
-        super()._scroll_update(virtual_size)
+    def virtual_size_changed(self, virtual_size: Size) -> None:
         if not self.is_anchored and self._overflows(virtual_size.height):
             self.anchor()
 
     @property
     def following(self) -> bool:
         """True while new output keeps the view at the bottom."""
-        return not (self.is_anchored and self._anchor_released)
+        return not (self.is_anchored and anchor_released(self))
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         was = self.following

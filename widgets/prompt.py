@@ -17,6 +17,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from .textual_compat import KeyFirstTextArea
+
 
 class SlashCommand(NamedTuple):
     name: str  # without the slash
@@ -24,7 +26,7 @@ class SlashCommand(NamedTuple):
     help: str
 
 
-class PromptInput(TextArea):
+class PromptInput(KeyFirstTextArea):
     """A TextArea whose Enter submits instead of inserting a newline."""
 
     class Submit(Message):
@@ -38,29 +40,22 @@ class PromptInput(TextArea):
             self.key = key
             self.handled = False
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def key_first(self, event: events.Key) -> bool:
         key = event.key
         if key == "enter":
-            event.stop()
-            event.prevent_default()
             self.post_message(self.Submit())
-            return
-        if key in ("shift+enter", "ctrl+j"):
-            event.stop()
-            event.prevent_default()
+        elif key in ("shift+enter", "ctrl+j"):
             start, end = self.selection
-            self._replace_via_keyboard("\n", start, end)
-            return
-        parent = self.parent
-        if (
+            self.insert_as_typed("\n", start, end)
+        elif not (
             key in ("up", "down", "tab", "escape")
-            and isinstance(parent, PromptArea)
-            and parent.handle_navigation(key)
+            and isinstance(self.parent, PromptArea)
+            and self.parent.handle_navigation(key)
         ):
-            event.stop()
-            event.prevent_default()
-            return
-        await super()._on_key(event)
+            return False
+        event.stop()
+        event.prevent_default()
+        return True
 
 
 class PromptArea(Vertical):

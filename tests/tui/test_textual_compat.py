@@ -1,0 +1,92 @@
+"""The private Textual names widgets/textual_compat.py relies on still exist and behave so."""
+
+from __future__ import annotations
+
+import inspect
+
+from picobot_tui.widgets.textual_compat import (
+    KeyFirstTextArea,
+    ScrollUpdateHook,
+    anchor_released,
+)
+from textual import events
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
+from textual.widgets import Static, TextArea
+
+
+def test_the_private_names_exist_with_the_signatures_used() -> None:
+    assert list(inspect.signature(Widget._scroll_update).parameters) == ["self", "virtual_size"]
+    assert inspect.iscoroutinefunction(TextArea._on_key)
+    assert list(inspect.signature(TextArea._replace_via_keyboard).parameters) == [
+        "self",
+        "insert",
+        "start",
+        "end",
+    ]
+    assert anchor_released(VerticalScroll()) is False  # set in Widget.__init__
+
+
+class _Scroll(ScrollUpdateHook, VerticalScroll):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[Size] = []
+
+    def virtual_size_changed(self, virtual_size: Size) -> None:
+        self.sizes.append(virtual_size)
+
+
+class _Area(KeyFirstTextArea):
+    def __init__(self) -> None:
+        super().__init__(tab_behavior="focus")
+        self.seen: list[str] = []
+
+    async def key_first(self, event: events.Key) -> bool:
+        self.seen.append(event.key)
+        if event.key == "x":
+            self.insert_as_typed("[x]", *self.selection)
+            event.stop()
+            event.prevent_default()
+            return True
+        return False
+
+
+class _Host(App[None]):
+    def compose(self) -> ComposeResult:
+        with _Scroll():
+            for i in range(30):
+                yield Static(f"line {i}")
+        yield _Area()
+
+
+async def test_scroll_update_runs_on_a_new_virtual_size_and_the_anchor_release_is_seen() -> None:
+    app = _Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        scroll = app.query_one(_Scroll)
+        await pilot.pause()
+        assert scroll.sizes and scroll.sizes[-1].height >= 30
+        before = len(scroll.sizes)
+        await scroll.mount(Static("one more"))
+        await pilot.pause()
+        assert len(scroll.sizes) > before
+        scroll.anchor()
+        await pilot.pause()
+        assert scroll.is_anchored and not anchor_released(scroll)
+        scroll.scroll_to(y=0, animate=False, immediate=True)  # the user scrolls away
+        await pilot.pause()
+        assert scroll.is_anchored and anchor_released(scroll)
+
+
+async def test_text_area_keys_go_through_key_first_then_textarea() -> None:
+    app = _Host()
+    async with app.run_test() as pilot:
+        area = app.query_one(_Area)
+        area.focus()
+        await pilot.press("a", "x", "b")
+        assert area.seen == ["a", "x", "b"]
+        assert area.text == "a[x]b"  # TextArea inserted a and b itself; x was ours
+        area.read_only = True
+        await pilot.press("x")
+        assert area.text == "a[x]b"  # inserted as typed: read_only is honoured

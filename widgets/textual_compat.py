@@ -1,0 +1,49 @@
+"""Every use of a private Textual name, in one place (Textual is pinned >=8.2,<8.3).
+
+tests/tui/test_textual_compat.py checks each one exists and behaves as used here, so a
+Textual upgrade that renames or changes one fails there, loudly, not in a subtle UI bug."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.geometry import Size
+from textual.widget import Widget
+from textual.widgets import TextArea
+from textual.widgets.text_area import Location
+
+
+class ScrollUpdateHook(Widget):
+    """Mixin: `virtual_size_changed` runs after Textual has updated the scrollbars for a new
+    virtual size (Textual's `_scroll_update`; there is no public event at that point, and
+    `Resize` comes too late to re-anchor before the frame is painted)."""
+
+    def _scroll_update(self, virtual_size: Size) -> None:
+        super()._scroll_update(virtual_size)
+        self.virtual_size_changed(virtual_size)
+
+    def virtual_size_changed(self, virtual_size: Size) -> None:
+        """Override: the content's size changed."""
+
+
+def anchor_released(widget: Widget) -> bool:
+    """True once the user scrolled an anchored widget away from the bottom (Textual keeps
+    the anchor set but stops following; only `_anchor_released` says so)."""
+    return bool(widget._anchor_released)
+
+
+class KeyFirstTextArea(TextArea):
+    """A TextArea that sees each key before TextArea's own handling (Textual's `_on_key`,
+    which inserts text and runs before bindings)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not await self.key_first(event):
+            await super()._on_key(event)
+
+    async def key_first(self, event: events.Key) -> bool:
+        """Override: True if the key was handled (TextArea then ignores it)."""
+        return False
+
+    def insert_as_typed(self, text: str, start: Location, end: Location) -> None:
+        """Replace start..end with text as typing would (undo history, cursor, `Changed`),
+        via Textual's `_replace_via_keyboard` (which also honours `read_only`)."""
+        self._replace_via_keyboard(text, start, end)
