@@ -83,6 +83,11 @@ def filename_to_key(name: str) -> str | None:
     return f"{m.group(1)}:{m.group(2)}" if m else None
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file beside a session file."""
+    return path.with_name(path.name + ".lock")
+
+
 def now_iso(clock: datetime | None = None) -> str:
     """ISO 8601 UTC with microseconds and a "Z": sorts lexicographically = chronologically."""
     t = (clock or datetime.now(UTC)).astimezone(UTC)

@@ -5,22 +5,23 @@ from __future__ import annotations
 import contextlib
 import os
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from picobot_tui.core.sessions.files import (
+    FORMAT_VERSION,
     ROLES,
     ParsedSession,
     SessionError,
     SessionInfo,
     clean_strings,
+    lock_path,
     make_title,
     open_private,
     write_all,
 )
-
-if TYPE_CHECKING:
-    from picobot_tui.core.sessions.store import SessionStore
+from picobot_tui.core.sessions.index import SessionIndex
 
 TITLE_LIMIT = 200
 
@@ -35,7 +36,11 @@ def clean_title(title: str) -> str | None:
 
 
 class Session:
-    """An open session: holds the lock and an O_APPEND descriptor. Use as a context manager."""
+    """An open session: holds the lock and an O_APPEND descriptor. Use as a context manager.
+
+    The store opens it and hands over what it shares with it: `encode` (one scrubbed JSON
+    line), `now` (the store's clock) and the store's `index`, so the handle never needs the
+    store itself."""
 
     key: str
     path: Path
@@ -45,32 +50,36 @@ class Session:
 
     def __init__(
         self,
-        store: SessionStore,
         key: str,
         path: Path,
         fd: int | None,
         lock_fd: int,
         parsed: ParsedSession,
         *,
-        deferred_header: bytes | None = None,
+        encode: Callable[[dict[str, Any]], bytes],
+        now: Callable[[], str],
+        index: SessionIndex,
     ) -> None:
-        """`fd` None with a `deferred_header`: a new session whose file is created by its
-        first write, so a run that ends before any message leaves no session behind."""
-        self._store = store
+        """`fd` None: a new session whose file is created by its first write (see `start`),
+        so a run that ends before any message leaves no session behind."""
+        self._encode = encode
+        self._now = now
+        self._index = index
         self._fd: int | None = fd
         self._lock_fd: int | None = lock_fd
-        self._deferred = deferred_header
+        self._deferred: bytes | None = None
         self._closed = False
-        self._needs_newline = False
+        self._needs_newline = not parsed.ends_clean  # a torn tail stays on its own line
         self._size = parsed.size  # the file only grows, and only we write it: exact
         self.key = key
         self.path = path
         self.messages = parsed.messages
         self.warnings = parsed.warnings
         meta = parsed.meta
+        self._meta_seen = bool(meta)
         self._title: str | None = meta.get("title")
         self._auto_title = parsed.auto_title
-        created = meta.get("created") or store._now()
+        created = meta.get("created") or now()
         self.info = SessionInfo(
             key=key,
             title=self._title or self._auto_title or "",
@@ -82,16 +91,37 @@ class Session:
 
     # ------------------------------------------------------------ writing
 
+    def start(self, model: str | None) -> None:
+        """Called once by the store after opening: a file without a header gets one (a
+        descriptor-less new session keeps it for its first write); a header naming another
+        model records the new one."""
+        if not self._meta_seen:
+            header = {
+                "_type": "meta",
+                "version": FORMAT_VERSION,
+                "key": self.key,
+                "created": self.info.created,
+                "model": model,
+                "title": None,
+            }
+            if self._fd is None:
+                self._deferred = self._encode(header)
+            else:
+                self._write(self._encode(header))
+            self.info.model = model
+        elif model is not None and model != self.info.model:
+            self._set_model(model)
+
     def append(self, message: dict[str, Any]) -> None:
         """Store one message: a single write of one JSON line. Adds "ts" when missing."""
         if not isinstance(message, dict) or message.get("role") not in ROLES:
             raise ValueError(f"not a chat message (role must be one of {sorted(ROLES)})")
         if "_type" in message:
             raise ValueError('a message may not carry a "_type" key (reserved for metadata)')
-        now = self._store._now()
+        now = self._now()
         msg = clean_strings(message)  # what is kept in memory is what the file holds
         msg.setdefault("ts", now)
-        self._write(self._store._encode(msg))
+        self._write(self._encode(msg))
         self.messages.append(msg)
         self.info.message_count += 1
         self.info.updated = now
@@ -107,21 +137,17 @@ class Session:
                 entry["auto_title"] = self._auto_title
                 if not self._title:
                     self.info.title = self._auto_title
-        self._store._index.append(entry)
+        self._index.append(entry)
 
     def set_title(self, title: str) -> None:
         """Rename; an empty title goes back to the first user message."""
         self._title = clean_title(title)
-        self._write(
-            self._store._encode({"_type": "meta", "title": self._title, "ts": self._store._now()})
-        )
+        self._write(self._encode({"_type": "meta", "title": self._title, "ts": self._now()}))
         self.info.title = self._title or self._auto_title or ""
-        self._store._index.append({"key": self.key, "title": self._title, "size": self._size})
+        self._index.append({"key": self.key, "title": self._title, "size": self._size})
 
     def _set_model(self, model: str) -> None:
-        self._write(
-            self._store._encode({"_type": "meta", "model": model, "ts": self._store._now()})
-        )
+        self._write(self._encode({"_type": "meta", "model": model, "ts": self._now()}))
         self.info.model = model
 
     def _write(self, line: bytes) -> None:
@@ -146,7 +172,7 @@ class Session:
         self._needs_newline = False
         self._size += len(line)
         if created:
-            self._store._index.append(self._index_entry())
+            self._index.append(self.index_entry())
 
     def _save_error(self, e: OSError) -> SessionError:
         return SessionError(
@@ -154,7 +180,8 @@ class Session:
             "Free some disk space or check the directory's permissions."
         )
 
-    def _index_entry(self) -> dict[str, Any]:
+    def index_entry(self) -> dict[str, Any]:
+        """This session's full entry for the store's index."""
         return {
             "key": self.key,
             "created": self.info.created,
@@ -179,7 +206,7 @@ class Session:
             # Never written: no session file exists, so the lock file goes too (under
             # the flock, as delete() does).
             with contextlib.suppress(OSError):
-                self._store._lock_path(self.path).unlink()
+                lock_path(self.path).unlink()
         if fd is not None:
             with contextlib.suppress(OSError):
                 os.close(fd)

@@ -14,7 +14,6 @@ from typing import Any
 
 from picobot_tui.core.sessions.export import render_markdown
 from picobot_tui.core.sessions.files import (
-    FORMAT_VERSION,
     ParsedSession,
     SessionError,
     SessionInfo,
@@ -26,6 +25,7 @@ from picobot_tui.core.sessions.files import (
     ensure_private_dir,
     filename_to_key,
     key_to_filename,
+    lock_path,
     now_iso,
     open_private,
     parse_session_bytes,
@@ -138,27 +138,28 @@ class SessionStore:
                     raise SessionNotFound(f"no session {key!r}; it was just deleted") from None
                 data = b""
             parsed = parse_session_bytes(data, path.name)
-            if lazy and fresh and not data:
-                session = Session(self, key, path, None, lock_fd, parsed)
-                session._deferred = self._encode(self._header(key, session.info.created, model))
-                session.info.model = model
+            if not (lazy and fresh and not data):
+                fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            session = Session(
+                key,
+                path,
+                fd,
+                lock_fd,
+                parsed,
+                encode=self._encode,
+                now=self._now,
+                index=self._index,
+            )
+            session.start(model)
+            if fd is None:
                 OPEN_SESSIONS[str(path)] = session
                 return session  # no file yet, so nothing to index either
-            fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            session = Session(self, key, path, fd, lock_fd, parsed)
-            if not parsed.ends_clean:
-                session._needs_newline = True  # the torn tail stays on its own line
-            if not parsed.meta:
-                session._write(self._encode(self._header(key, session.info.created, model)))
-                session.info.model = model
-            elif model is not None and model != session.info.model:
-                session._set_model(model)
         except BaseException:
             if fresh:  # still under our flock, so nobody else can be writing it
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)
                 with contextlib.suppress(OSError):
-                    self._lock_path(path).unlink(missing_ok=True)
+                    lock_path(path).unlink(missing_ok=True)
             if session is not None:
                 session.close()  # it owns both descriptors now: close them exactly once
             else:
@@ -167,21 +168,10 @@ class SessionStore:
                 os.close(lock_fd)
             raise
         OPEN_SESSIONS[str(path)] = session
-        self._index.append(session._index_entry())  # also repairs a stale entry
+        self._index.append(session.index_entry())  # also repairs a stale entry
         for w in parsed.warnings:
             log.warning("%s", w)
         return session
-
-    @staticmethod
-    def _header(key: str, created: str, model: str | None) -> dict[str, Any]:
-        return {
-            "_type": "meta",
-            "version": FORMAT_VERSION,
-            "key": key,
-            "created": created,
-            "model": model,
-            "title": None,
-        }
 
     def load_messages(self, key: str) -> list[dict[str, Any]]:
         """Every readable message, in order. Takes no lock; bad lines are logged and skipped."""
@@ -276,7 +266,7 @@ class SessionStore:
         lock_fd = self._lock(key, path)
         try:
             path.unlink(missing_ok=True)
-            self._lock_path(path).unlink(missing_ok=True)
+            lock_path(path).unlink(missing_ok=True)
         finally:
             os.close(lock_fd)
         self._index.append({"key": key, "deleted": True})
@@ -300,10 +290,6 @@ class SessionStore:
     def _path(self, key: str) -> Path:
         return self.dir / key_to_filename(key)
 
-    @staticmethod
-    def _lock_path(path: Path) -> Path:
-        return path.with_name(path.name + ".lock")
-
     def _ensure_dir(self) -> None:
         if not self._dir_ready:
             try:
@@ -315,13 +301,13 @@ class SessionStore:
     def _lock(self, key: str, path: Path, *, fresh: bool = False) -> int:
         """Take the session's flock (non-blocking) and record our pid; return the lock fd.
         With `fresh` (a new session), a lock file that cannot be written is removed again."""
-        lock_path = self._lock_path(path)
+        lock_file = lock_path(path)
         while True:
             try:
-                fd = open_private(lock_path, os.O_RDWR | os.O_CREAT)
+                fd = open_private(lock_file, os.O_RDWR | os.O_CREAT)
             except OSError as e:
                 raise SessionError(
-                    f"cannot create the lock file {lock_path}: {e.strerror or e}"
+                    f"cannot create the lock file {lock_file}: {e.strerror or e}"
                 ) from e
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -334,7 +320,7 @@ class SessionStore:
                 ) from None
             # delete() may have unlinked the lock file between our open and flock.
             try:
-                same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
+                same = os.stat(lock_file).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
                 same = False
             if same:
@@ -344,10 +330,10 @@ class SessionStore:
                 except OSError as e:  # a full disk (ENOSPC), a quota, a size limit
                     if fresh:
                         with contextlib.suppress(OSError):
-                            lock_path.unlink()
+                            lock_file.unlink()
                     os.close(fd)
                     raise SessionError(
-                        f"cannot write the lock file {lock_path}: {e.strerror or e}. "
+                        f"cannot write the lock file {lock_file}: {e.strerror or e}. "
                         "Free some disk space or check the directory's permissions."
                     ) from e
                 return fd
