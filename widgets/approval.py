@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
+from textual.widgets.button import ButtonVariant
 
 from picobot_tui.core.visible import visible
 
@@ -191,7 +192,9 @@ class ApprovalScreen(ModalScreen[str]):
                 )
             with Horizontal(id="approval-buttons"):
                 for value, label, key in choices(self.host):
-                    variant = {"allow": "primary", "deny": "error"}.get(value, "default")
+                    variant: ButtonVariant = (
+                        "primary" if value == "allow" else "error" if value == "deny" else "default"
+                    )
                     yield Button(Content(f"{label} [{key}]"), id=f"choice-{value}", variant=variant)
 
     def on_mount(self) -> None:

@@ -346,7 +346,7 @@ class ToolBlock(Block):
     expanded: reactive[bool] = reactive(False)
 
     BINDINGS: ClassVar = [
-        Binding("enter,space", "toggle", "Expand", show=False),
+        Binding("enter,space", "toggle_expanded", "Expand", show=False),
         Binding("y", "copy", "Copy"),
         Binding("c", "copy_code", "Copy code", show=False),
     ]
@@ -421,12 +421,12 @@ class ToolBlock(Block):
         self.set_class(expanded, "-expanded")
         self._refresh_header()
 
-    def action_toggle(self) -> None:
+    def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self, event: events.Click) -> None:
         if event.widget is not None and "tool-header" in event.widget.classes:
-            self.action_toggle()
+            self.action_toggle_expanded()
 
     def finish(self, status: str, result: str, duration_ms: float | None) -> None:
         self.status = status
@@ -475,7 +475,7 @@ class SummaryNotice(Notice):
     wrote in place of the dropped messages, so the user can read what the agent now knows."""
 
     expanded: reactive[bool] = reactive(False)
-    BINDINGS: ClassVar = [Binding("enter,space", "toggle", "Show summary", show=False)]
+    BINDINGS: ClassVar = [Binding("enter,space", "toggle_expanded", "Show summary", show=False)]
 
     def __init__(self, text: str, summary: str) -> None:
         super().__init__("compress", text)
@@ -494,11 +494,11 @@ class SummaryNotice(Notice):
         self.set_class(expanded, "-expanded")
         self.refresh(layout=True)
 
-    def action_toggle(self) -> None:
+    def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self, event: events.Click) -> None:
-        self.action_toggle()
+        self.action_toggle_expanded()
 
     def copy_text(self) -> str:
         return f"{self.text}\n\n{self.summary}"

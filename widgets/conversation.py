@@ -16,11 +16,11 @@ import asyncio
 import json
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Static
@@ -44,7 +44,7 @@ EARLIER_BATCH = 40
 BlockFactory = Callable[[], Block]
 
 
-class Transcript(ScrollUpdateHook, VerticalScroll):
+class Transcript(ScrollUpdateHook):
     """The scrolling list of blocks (`layout: stream`). Anchored to the bottom until the user
     scrolls away; scrolling back to the bottom re-anchors it."""
 
@@ -369,11 +369,11 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
     for m in messages:
         role = m.get("role")
         if role == "system" and isinstance(m.get("compaction"), dict):
-            specs.append((_compaction_notice(safe_value(m)), None))
+            specs.append((_compaction_notice(cast(dict[str, Any], safe_value(m))), None))
             continue
         if role not in ("user", "assistant"):
             continue
-        m = safe_value(m)  # stored model text may hold escape sequences
+        m = cast(dict[str, Any], safe_value(m))  # stored model text may hold escape sequences
         content = _text_of(m.get("content"))
         if role == "user":
             specs.append((partial(UserMessage, content), None))
@@ -389,7 +389,7 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
             try:
                 parsed = json.loads(args) if isinstance(args, str) else args
                 if isinstance(parsed, dict):
-                    args = safe_value(parsed)  # "\u001b" decodes to a raw ESC
+                    args = cast(dict[str, Any], safe_value(parsed))  # "\u001b" decodes to a raw ESC
             except ValueError:
                 pass
             call_id = call.get("id", "")

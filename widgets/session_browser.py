@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import re
 import time
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import picobot_tui.styles
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
@@ -51,12 +51,6 @@ PREVIEW_DEBOUNCE = 0.08  # holding ↓ should not start a load per row
 BrowserResult = tuple[str, str | None] | None
 
 
-def safe_filename(key: str) -> str:
-    """A file name for `key` that cannot escape the export directory."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._") or "session"
-    return name[:120]
-
-
 # ---- messages from the worker threads (post_message is thread-safe) ------------------------
 
 
@@ -79,9 +73,11 @@ class _SearchHits(Message):
 # ---- widgets ---------------------------------------------------------------------------------
 
 
-def _without_keys(bindings: list, keys: set[str]) -> list[Binding]:
-    out = []
+def _without_keys(bindings: Iterable[BindingType], keys: set[str]) -> list[BindingType]:
+    out: list[BindingType] = []
     for binding in bindings:
+        if not isinstance(binding, Binding):  # a (key, action[, description]) tuple
+            binding = Binding(*binding)
         kept = [k for k in binding.key.split(",") if k.strip() not in keys]
         if kept:
             out.append(dataclasses.replace(binding, key=",".join(kept)))
@@ -450,15 +446,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
 
     @work(group="mutate", exit_on_error=False)
     async def _export(self, info: SessionInfo) -> None:
-        path = (self.export_dir or Path.cwd()) / f"{safe_filename(info.key)}.md"
-
-        def write() -> None:
-            text = self.store.export_markdown(info.key)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-
         try:
-            await asyncio.to_thread(write)
+            path = await asyncio.to_thread(
+                self.store.export_file, info.key, self.export_dir or Path.cwd()
+            )
         except Exception as error:
             self.notify(f"Export failed: {error}", severity="error")
             return

@@ -11,9 +11,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from rich.console import JustifyMethod
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
@@ -77,7 +79,7 @@ class SessionTable(DataTable):
     def _add_columns(self) -> None:
         self.add_column("Title", key="title", width=self._title_width)
         for key, label, width in COLUMNS:
-            justify = "right" if key == "count" else "left"
+            justify: JustifyMethod = "right" if key == "count" else "left"
             self.add_column(Text(label, justify=justify), key=key, width=width)
 
     def on_resize(self) -> None:
@@ -179,7 +181,7 @@ class SessionTable(DataTable):
             self._near_end_posted = self.row_count
             self.post_message(self.NearEnd())
 
-    def watch_cursor_coordinate(self, old, new) -> None:  # type: ignore[override]
+    def watch_cursor_coordinate(self, old: Coordinate, new: Coordinate) -> None:
         super().watch_cursor_coordinate(old, new)
         self._schedule_check()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import on, work
 from textual.containers import VerticalScroll
@@ -122,7 +122,9 @@ def render_transcript(
     visible without scrolling) and highlighted throughout.
     """
     pattern = re.compile(re.escape(query.strip()), re.IGNORECASE) if query.strip() else None
-    messages = [safe_value(m) for m in messages]  # stored text may hold escape sequences
+    messages = [
+        cast(Mapping[str, Any], safe_value(m)) for m in messages
+    ]  # stored text may hold escape sequences
     out: list[Content] = _header(info, len(messages))
     if pattern is not None:
         matches = _match_lines(messages, pattern, query.strip())

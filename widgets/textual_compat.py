@@ -6,15 +6,16 @@ Textual upgrade that renames or changes one fails there, loudly, not in a subtle
 from __future__ import annotations
 
 from textual import events
+from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import TextArea
 from textual.widgets.text_area import Location
 
 
-class ScrollUpdateHook(Widget):
-    """Mixin: `virtual_size_changed` runs after Textual has updated the scrollbars for a new
-    virtual size (Textual's `_scroll_update`; there is no public event at that point, and
+class ScrollUpdateHook(VerticalScroll):
+    """A VerticalScroll whose `virtual_size_changed` runs after Textual has updated the
+    scrollbars for a new virtual size (Textual's `_scroll_update`; there is no public event at that point, and
     `Resize` comes too late to re-anchor before the frame is painted)."""
 
     def _scroll_update(self, virtual_size: Size) -> None:

@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
+from picobot_tui.tui.approval import ask
 from picobot_tui.tui.commands import SLASH_COMMANDS, parse_slash, system_commands
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.peek import peek_ui
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
     from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.core.loop import ApprovalRequest
+    from picobot_tui.core.turn_state import Decision
     from picobot_tui.run.runtime import Runtime
     from picobot_tui.tui.router import EventRouter
     from picobot_tui.tui.session_switcher import SessionSwitcher
@@ -62,7 +64,7 @@ class PicobotApp(App[int]):
     TITLE = "picobot"
     CSS_PATH = STYLES / "app.tcss"
     AUTO_FOCUS = "#prompt-input"
-    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS: ClassVar = [
         Binding("ctrl+s", "sessions", "Sessions"),
         Binding("ctrl+n", "new_session", "New"),
@@ -423,11 +425,12 @@ class PicobotApp(App[int]):
         await self._quit(0)
 
     # -- approval and bell -------------------------------------------------------------
-    async def confirm(self, request: ApprovalRequest) -> str:
-        """The loop's `confirm` coroutine: the approval modal (see tui_approval)."""
-        from picobot_tui.tui.approval import ask
-
-        return await ask(self, request)
+    async def confirm(self, request: ApprovalRequest) -> Decision:
+        """The loop's `confirm` coroutine: the approval modal (tui/approval.py)."""
+        assert self.settings is not None  # a turn runs only once settings are loaded
+        decision = await ask(self, self.settings, request)
+        self.router.state = "running tool" if decision != "deny" else "thinking"
+        return decision
 
     def ring(self) -> None:
         if self.settings is None:

@@ -8,18 +8,22 @@ told "allow_session".
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from textual.app import App
+
+from picobot_tui.config.remember import remember_always
 from picobot_tui.widgets.approval import ApprovalScreen
 
 if TYPE_CHECKING:
+    from picobot_tui.config.settings import Settings
     from picobot_tui.core.loop import ApprovalRequest
-    from picobot_tui.tui.app import PicobotApp
+    from picobot_tui.core.turn_state import Decision
 
 
-async def ask(app: PicobotApp, request: ApprovalRequest) -> str:
-    """Show the modal and wait for the answer. If the turn is cancelled meanwhile (Esc),
-    the modal is closed and the cancellation goes on to the loop."""
+async def ask(app: App[Any], settings: Settings, request: ApprovalRequest) -> Decision:
+    """Show the modal on `app` and wait for the answer. If the turn is cancelled meanwhile
+    (Esc), the modal is closed and the cancellation goes on to the loop."""
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def done(result: str | None) -> None:
@@ -43,17 +47,16 @@ async def ask(app: PicobotApp, request: ApprovalRequest) -> str:
             screen.dismiss(None)
         raise
     if decision == "always":
-        always_allow(app, request)
+        always_allow(app, settings, request)
         decision = "allow_session"
-    app.router.state = "running tool" if decision != "deny" else "thinking"
-    return decision
+    # The screen's buttons only ever give one of the loop's decisions.
+    return cast("Decision", decision)
 
 
-def always_allow(app: PicobotApp, request: ApprovalRequest) -> None:
-    from picobot_tui.config.remember import remember_always
-
+def always_allow(app: App[Any], settings: Settings, request: ApprovalRequest) -> None:
+    """Remember the tool (or host) in settings and config.json; tell the user either way."""
     try:
-        what, path = remember_always(app.settings, request)
+        what, path = remember_always(settings, request)
     except (OSError, ValueError) as e:
         app.notify(f"Could not save to config.json: {e}", severity="error")
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from picobot_tui.core.events import (
     ApprovalRequested,
@@ -49,7 +49,11 @@ def _display_safe(event: Event) -> Event:
         for f in fields(event)
         if f.name != "type" and isinstance(value := getattr(event, f.name), str | dict | list)
     }
-    return replace(event, **changes) if changes else event
+    if not changes:
+        return event
+    # mypy checks `replace` against the union's common fields (none); the names come from
+    # `fields(event)` itself.
+    return cast(Event, replace(cast(Any, event), **changes))
 
 
 class EventRouter:

@@ -64,6 +64,7 @@ class SessionSwitcher:
         await app.conversation.clear()
         app.timeline.clear()
         app.gauge.reset()
+        assert app.settings is not None  # sessions switch only once settings are loaded
         app.gauge.set_budget(0, app.settings.agents.defaults.token_budget, 0)
         app.status.budget_summary = app.gauge.summary()
 
@@ -138,9 +139,8 @@ class SessionSwitcher:
         if self.session is None:
             self.app.notify("Nothing to export yet: send a message first")
             return None
-        path = Path.cwd() / f"picobot-{short_key(self.session.key).replace(':', '_')}.md"
         try:
-            path.write_text(self.store.export_markdown(self.session.key), encoding="utf-8")
+            path = self.store.export_file(self.session.key, Path.cwd())
         except (OSError, SessionError) as e:
             self.app.notify(f"Export failed: {e}", severity="error")
             return None

@@ -29,7 +29,7 @@ def test_the_private_names_exist_with_the_signatures_used() -> None:
     assert anchor_released(VerticalScroll()) is False  # set in Widget.__init__
 
 
-class _Scroll(ScrollUpdateHook, VerticalScroll):
+class _Scroll(ScrollUpdateHook):
     def __init__(self) -> None:
         super().__init__()
         self.sizes: list[Size] = []
