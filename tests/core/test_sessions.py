@@ -19,6 +19,7 @@ from picobot_tui.core.sessions import (
     SessionNotFound,
     SessionStore,
 )
+from picobot_tui.core.sessions.export import export_filename
 
 
 class Clock:
@@ -548,6 +549,23 @@ def test_export_malformed_tool_arguments(store: SessionStore) -> None:
     with store.open("cli:m") as s:
         s.append(bad)
     assert "```json\n{oops\n```" in store.export_markdown("cli:m")
+
+
+def test_export_file_is_named_by_one_rule(store: SessionStore, tmp_path: Path) -> None:
+    with store.open("cli:exp") as s:
+        s.append({"role": "user", "content": "Show my TODO"})
+    path = store.export_file("exp", tmp_path / "out")  # the directory is created
+    assert path == tmp_path / "out" / "picobot-cli_exp.md"
+    assert path.read_text(encoding="utf-8") == store.export_markdown("cli:exp")
+    with pytest.raises(SessionNotFound):
+        store.export_file("cli:none", tmp_path)
+
+
+@pytest.mark.parametrize("key", ["../../etc/passwd", "a/b\\c", "...", ":"])
+def test_export_filename_stays_in_its_directory(key: str) -> None:
+    name = export_filename(key)
+    assert name.startswith("picobot-") and name.endswith(".md")
+    assert "/" not in name and "\\" not in name and ".." not in name
 
 
 # ------------------------------------------------------------------ scrubbing

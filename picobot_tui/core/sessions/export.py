@@ -1,15 +1,33 @@
-"""A session as a Markdown transcript: every message, tool call and tool result."""
+"""A session as a Markdown transcript (every message, tool call and tool result), and the one
+rule for the file a front end exports it to."""
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.sessions.files import SessionInfo, content_text
 from picobot_tui.core.textsafe import terminal_safe
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
+
+
+def export_filename(key: str) -> str:
+    """The file name a session is exported to: `picobot-<key>.md`, with every character
+    outside [A-Za-z0-9._-] replaced, so it cannot escape the export directory."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._") or "session"
+    return f"picobot-{name[:120]}.md"
+
+
+def write_export(directory: Path, key: str, markdown: str) -> Path:
+    """Write `markdown` (the session `key`'s transcript) to its export file in `directory`
+    (created if missing); returns the path. Raises OSError."""
+    path = directory / export_filename(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(markdown, encoding="utf-8")
+    return path
 
 
 def fence(text: str, lang: str = "") -> str:

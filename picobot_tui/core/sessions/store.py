@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.core.sessions.export import render_markdown
+from picobot_tui.core.sessions.export import render_markdown, write_export
 from picobot_tui.core.sessions.files import (
     ParsedSession,
     SessionError,
@@ -275,6 +275,12 @@ class SessionStore:
         key = self.normalize_key(key)
         parsed = self._read(key)
         return render_markdown(self.info(key), parsed.messages)
+
+    def export_file(self, key: str, directory: Path) -> Path:
+        """Write the session's Markdown transcript to its export file (`export_filename`)
+        in `directory`; returns the path. Raises SessionError or OSError."""
+        key = self.normalize_key(key)
+        return write_export(directory, key, self.export_markdown(key))
 
     # ------------------------------------------------------------ internals
 
