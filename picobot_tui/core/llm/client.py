@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.llm.errors import classify
+from picobot_tui.core.llm.litellm_compat import provider_sent_usage, response_cost
 from picobot_tui.core.llm.model import (
     Chunk,
     LLMError,
@@ -243,15 +244,6 @@ def check_credentials(settings: Settings, model: str) -> str | None:
 # -- the client -----------------------------------------------------------------------------
 
 
-def _provider_sent_usage(response: Any) -> bool:
-    """LiteLLM makes up a usage estimate when the provider sends none; its raw chunk list
-    tells the two apart. If that list is missing (another LiteLLM version), trust it."""
-    chunks = getattr(response, "chunks", None)
-    if not isinstance(chunks, list):
-        return True
-    return any(getattr(c, "usage", None) for c in chunks)
-
-
 class IdleClock:
     """requestTimeout for a whole call's silence, not per read.
 
@@ -420,15 +412,14 @@ class LiteLLMClient:
                     await response.aclose()
                 except Exception:  # closing a broken stream must not mask the real error
                     log.debug("closing the stream failed", exc_info=True)
-        if usage_chunk is not None and _provider_sent_usage(response):
+        if usage_chunk is not None and provider_sent_usage(response):
             yield self._usage(usage_chunk, route)
 
     def _usage(self, chunk: Any, route: Route) -> UsageChunk:
         usage = chunk.usage
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        hidden = getattr(chunk, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        cost = response_cost(chunk)
         if cost is None:
             try:
                 parts = load_litellm().cost_per_token(
