@@ -15,6 +15,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -29,7 +30,13 @@ from textual.worker import Worker, WorkerState
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.tui.approval import ask
-from picobot_tui.tui.commands import SLASH_COMMANDS, parse_slash, system_commands
+from picobot_tui.tui.commands import (
+    PALETTE_COMMANDS,
+    SLASH_COMMANDS,
+    help_text,
+    parse_slash,
+    slash_action,
+)
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.peek import peek_ui
 from picobot_tui.widgets.blocks import Block, code_blocks
@@ -42,9 +49,8 @@ from picobot_tui.widgets.typing_monitor import TypingMonitor
 
 if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
+    from picobot_tui.core.approval import ApprovalRequest, Decision
     from picobot_tui.core.llm.model import ModelClient
-    from picobot_tui.core.loop import ApprovalRequest
-    from picobot_tui.core.turn_state import Decision
     from picobot_tui.run.runtime import Runtime
     from picobot_tui.tui.router import EventRouter
     from picobot_tui.tui.session_switcher import SessionSwitcher
@@ -335,7 +341,7 @@ class PicobotApp(App[int]):
             if self._starting():
                 self.prompt.text = message.text
                 return
-            await self.run_slash(*slash)
+            await self.run_action(slash_action(*slash))
         elif self.busy or not self.ready:
             self.queue.append(message.text)
             self.prompt.set_queue(self.queue)
@@ -468,18 +474,29 @@ class PicobotApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield from system_commands(self)
+        for command in PALETTE_COMMANDS:
+            yield SystemCommand(
+                command.title, command.help, partial(self.run_action, command.action)
+            )
 
-    async def run_slash(self, name: str, arg: str) -> None:
-        from picobot_tui.tui.commands import run_slash
-
-        await run_slash(self, name, arg)
-
-    def set_model(self, name: str) -> None:
+    # -- slash commands and palette entries (tui/commands.py names these actions) ------
+    def action_model(self, name: str = "") -> None:
+        if not name:
+            self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
+            return
         assert self.runtime is not None
         self.runtime.loop.model_name = name
         self.status.model = name
         self.notify(f"Model switched to {name} for the next turns")
+
+    async def action_resume(self, session_id: str) -> None:
+        await self.sessions.resume(session_id)
+
+    async def action_clear(self) -> None:
+        await self.conversation.clear()
+
+    def action_warn(self, text: str) -> None:
+        self.notify(text, severity="warning")
 
     def action_prompt_model(self) -> None:
         self.prompt.text = "/model "
@@ -548,7 +565,7 @@ class PicobotApp(App[int]):
         self.copy(blocks[-1] if blocks else None, "code block")
 
     async def action_help(self) -> None:
-        await self.run_slash("help", "")
+        await self.conversation.add_notice("info", help_text())
 
 
 def run_app(options: RunOptions) -> int:

@@ -1,16 +1,11 @@
-"""Slash commands and command-palette entries of the TUI (the app implements the actions)."""
+"""Slash commands and command-palette entries of the TUI, as data: each names an app
+action (`PicobotApp.action_*`), which the app runs with `run_action`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-from textual.app import SystemCommand
+from typing import NamedTuple
 
 from picobot_tui.widgets.prompt import SlashCommand
-
-if TYPE_CHECKING:
-    from picobot_tui.tui.app import PicobotApp
 
 SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("new", "", "start a new session"),
@@ -51,53 +46,52 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-def system_commands(app: PicobotApp) -> Iterable[SystemCommand]:
-    """Entries for the command palette (Ctrl+P), next to Textual's own (theme, quit, ...)."""
-    yield SystemCommand("New session", "Start a new session (Ctrl+N)", app.action_new_session)
-    yield SystemCommand("Sessions", "Browse and resume sessions (Ctrl+S)", app.action_sessions)
-    yield SystemCommand("Switch model", "Type /model NAME in the prompt", app.action_prompt_model)
-    yield SystemCommand("Compact history", "Compress the history now", app.action_compact)
-    yield SystemCommand("Export session", "Write this session as Markdown", app.action_export)
-    yield SystemCommand(
-        "Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", app.action_toggle_timeline
-    )
-    yield SystemCommand(
-        "Toggle gauge", "Show or hide the token gauge (Ctrl+B)", app.action_toggle_gauge
-    )
-    yield SystemCommand("Copy last response", "Copy to the clipboard", app.action_copy_last)
-    yield SystemCommand(
-        "Copy last code block", "Copy the last response's last code block", app.action_copy_code
-    )
-    yield SystemCommand("Interrupt", "Stop the running turn (Esc)", app.action_interrupt)
-    yield SystemCommand("Help", "Show commands and keys", app.action_help)
+class PaletteCommand(NamedTuple):
+    """A command-palette entry: the app runs `action` (a Textual action string)."""
+
+    title: str
+    help: str
+    action: str
 
 
-async def run_slash(app: PicobotApp, name: str, arg: str) -> None:
-    """Run `/name arg` in the app."""
+PALETTE_COMMANDS: list[PaletteCommand] = [
+    PaletteCommand("New session", "Start a new session (Ctrl+N)", "new_session"),
+    PaletteCommand("Sessions", "Browse and resume sessions (Ctrl+S)", "sessions"),
+    PaletteCommand("Switch model", "Type /model NAME in the prompt", "prompt_model"),
+    PaletteCommand("Compact history", "Compress the history now", "compact"),
+    PaletteCommand("Export session", "Write this session as Markdown", "export"),
+    PaletteCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", "toggle_timeline"),
+    PaletteCommand("Toggle gauge", "Show or hide the token gauge (Ctrl+B)", "toggle_gauge"),
+    PaletteCommand("Copy last response", "Copy to the clipboard", "copy_last"),
+    PaletteCommand("Copy last code block", "Copy the last response's last code block", "copy_code"),
+    PaletteCommand("Interrupt", "Stop the running turn (Esc)", "interrupt"),
+    PaletteCommand("Help", "Show commands and keys", "help"),
+]
+
+_SLASH_ACTIONS = {
+    "new": "new_session",
+    "sessions": "sessions",
+    "compact": "compact",
+    "export": "export",
+    "clear": "clear",
+    "help": "help",
+    "quit": "quit",
+    "exit": "quit",
+    "q": "quit",
+}
+
+
+def slash_action(name: str, arg: str) -> str:
+    """The app action (a Textual action string) that runs `/name arg`."""
+    if name in _SLASH_ACTIONS:
+        return _SLASH_ACTIONS[name]
     match name:
-        case "new":
-            await app.action_new_session()
-        case "sessions":
-            app.action_sessions()
         case "resume" if arg:
-            await app.sessions.resume(arg)
-        case "model" if arg:
-            app.set_model(arg)
+            return f"resume({arg!r})"
         case "model":
-            app.notify(f"Model: {app.status.model}. Use /model NAME to switch.")
-        case "compact":
-            app.action_compact()
-        case "export":
-            app.action_export()
+            return f"model({arg!r})"
         case "copy":
-            app.action_copy_code() if arg == "code" else app.action_copy_last()
-        case "clear":
-            await app.conversation.clear()
-        case "help":
-            await app.conversation.add_notice("info", help_text())
-        case "quit" | "exit" | "q":
-            await app.action_quit()
-        case _:
-            usage = next((c for c in SLASH_COMMANDS if c.name == name), None)
-            hint = f"Usage: /{name} {usage.args}" if usage else "Type /help for the list."
-            app.notify(f"/{name}: {hint}", severity="warning")
+            return "copy_code" if arg == "code" else "copy_last"
+    usage = next((c for c in SLASH_COMMANDS if c.name == name), None)
+    hint = f"Usage: /{name} {usage.args}" if usage else "Type /help for the list."
+    return f"warn({f'/{name}: {hint}'!r})"

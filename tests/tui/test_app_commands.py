@@ -314,3 +314,18 @@ def test_importing_the_app_does_not_import_litellm():
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_every_slash_and_palette_command_names_an_app_action():
+    from textual.actions import parse
+
+    from picobot_tui.tui.app import PicobotApp
+    from picobot_tui.tui.commands import PALETTE_COMMANDS, SLASH_COMMANDS, slash_action
+
+    actions = [c.action for c in PALETTE_COMMANDS]
+    actions += [slash_action(c.name, arg) for c in SLASH_COMMANDS for arg in ("", "x")]
+    for action in actions:
+        _, name, _ = parse(action)
+        assert callable(getattr(PicobotApp, f"action_{name}", None)), action
+    assert slash_action("resume", "it's") == 'resume("it\'s")'
+    assert parse(slash_action("nope", ""))[1:] == ("warn", ("/nope: Type /help for the list.",))
