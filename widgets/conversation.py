@@ -25,6 +25,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Static
 
+from picobot_tui.core.content import content_text
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 from .blocks import AssistantMessage, Block, Notice, SummaryNotice, ToolBlock, UserMessage
@@ -374,7 +375,7 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
         if role not in ("user", "assistant"):
             continue
         m = cast(dict[str, Any], safe_value(m))  # stored model text may hold escape sequences
-        content = _text_of(m.get("content"))
+        content = content_text(m.get("content"))
         if role == "user":
             specs.append((partial(UserMessage, content), None))
             continue
@@ -401,7 +402,7 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
             status = res.get("status") or (
                 "error" if str(res.get("content", "")).startswith("Error") else "ok"
             )
-            result = terminal_safe(_text_of(res.get("content")))
+            result = terminal_safe(content_text(res.get("content")))
             factory = partial(
                 ToolBlock.restored, call_id, name, args, status, result, res.get("duration_ms")
             )
@@ -426,7 +427,7 @@ def _compaction_notice(record: dict[str, Any]) -> BlockFactory:
     text = "History compressed here" + (
         f": {dropped} older messages left the context" if isinstance(dropped, int) else ""
     )
-    summary = summary_of(_text_of(record.get("content")))
+    summary = summary_of(content_text(record.get("content")))
     if summary:
         return partial(SummaryNotice, f"{text}; a summary replaced them.", summary)
     return partial(Notice, "compress", f"{text}.")
@@ -434,13 +435,3 @@ def _compaction_notice(record: dict[str, Any]) -> BlockFactory:
 
 def _factory_class(factory: BlockFactory) -> Any:
     return factory.func if isinstance(factory, partial) else None
-
-
-def _text_of(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return str(content)

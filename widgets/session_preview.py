@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from picobot_tui.core.sessions.files import content_text
+from picobot_tui.core.content import content_text
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 if TYPE_CHECKING:

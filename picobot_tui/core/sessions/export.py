@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.core.sessions.files import SessionInfo, content_text
+from picobot_tui.core.content import content_text
+from picobot_tui.core.sessions.files import SessionInfo
 from picobot_tui.core.textsafe import terminal_safe
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}

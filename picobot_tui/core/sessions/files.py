@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.content import content_text
+
 FORMAT_VERSION = 1
 ROLES = frozenset({"user", "assistant", "tool", "system"})
 TITLE_MAX = 60
@@ -101,29 +103,6 @@ def make_title(content: Any) -> str:
     if len(text) > TITLE_MAX:
         text = text[: TITLE_MAX - 1].rstrip() + "…"
     return text
-
-
-def content_text(content: Any) -> str:
-    """The text of an OpenAI content value: a string, None, or a list of parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict):
-                if part.get("type", "text") == "text":
-                    parts.append(str(part.get("text", "")))
-                else:  # an image or other non-text part: name it
-                    parts.append(f"<{part.get('type', 'part')}>")
-            else:
-                parts.append(str(part))
-        return "\n".join(parts)
-    return str(content)
-
-
-# ---------------------------------------------------------------- private files
 
 
 def ensure_private_dir(path: Path) -> None:

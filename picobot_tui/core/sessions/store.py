@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.content import content_text
 from picobot_tui.core.sessions.export import render_markdown, write_export
 from picobot_tui.core.sessions.files import (
     ParsedSession,
@@ -20,7 +21,6 @@ from picobot_tui.core.sessions.files import (
     SessionLocked,
     SessionNotFound,
     check_key,
-    content_text,
     dumps_line,
     ensure_private_dir,
     filename_to_key,
