@@ -18,6 +18,7 @@ from typing import Any
 from picobot_tui.config.settings import Settings
 from picobot_tui.core import budget as budget_mod
 from picobot_tui.core import compaction
+from picobot_tui.core.approval import ConfirmFn, approval_needed, ask
 from picobot_tui.core.context import ContextBuilder
 from picobot_tui.core.events import (
     ApprovalRequested,
@@ -55,21 +56,15 @@ from picobot_tui.core.sessions.files import clean_strings
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
-from picobot_tui.core.turn_state import (  # noqa: F401  (ApprovalRequest etc. re-exported)
+from picobot_tui.core.turn_state import (
     CANCELLED_RESULT,
     STUCK_MESSAGE,
     TOO_MANY_FAILURES,
-    ApprovalRequest,
-    ConfirmFn,
-    Decision,
     FailureCounter,
     SessionState,
     TurnState,
-    approval_needed,
-    ask,
     canonical_call,
     fresh_id,
-    now_iso,
 )
 
 log = logging.getLogger("picobot.loop")

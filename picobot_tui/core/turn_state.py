@@ -1,23 +1,17 @@
 """The loop's bookkeeping: what it keeps per session between turns, what it tracks for the
-turn in flight (so cancellation can record what is true), and the approval decision."""
+turn in flight (so cancellation can record what is true)."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from picobot_tui.config.settings import Settings
 from picobot_tui.core.budget import TokenEstimator
-from picobot_tui.core.events import ApprovalRequested
-from picobot_tui.core.tools.hosts import host_allowed
-from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, TurnTrace
 
-Decision = Literal["allow", "allow_session", "always", "deny"]
 STUCK_MESSAGE = (
     "You appear stuck — you just called the same tool with the same arguments. "
     "Try a different approach."
@@ -26,13 +20,6 @@ CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
 TOO_MANY_FAILURES = "too_many_failures"
 """The ErrorEvent kind when maxConsecutiveFailures model calls in a row failed: the agent
 takes no more turns (`--json` exits 1, the library raises) until `failures.reset()`."""
-
-
-# What a front end's `confirm` is asked about is the very event it was shown.
-ApprovalRequest = ApprovalRequested
-
-
-ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
 
 
 @dataclass
@@ -138,53 +125,3 @@ def fresh_id(base: str, used: set[str]) -> str:
 
 def canonical_call(name: str, args: dict[str, Any] | str) -> str:
     return json.dumps([name, args], sort_keys=True, separators=(",", ":"))
-
-
-def approval_needed(
-    settings: Settings,
-    tools: ToolRegistry,
-    call_id: str,
-    name: str,
-    args: dict[str, Any],
-    state: SessionState,
-) -> str | ApprovalRequested:
-    """ "allow" or "readonly" by policy, or the request to put to the user.
-
-    A network call (web_fetch) is judged per host: a host in `tools.web.allowHosts` or allowed
-    for this session runs under every policy; any other host follows the policy like a file
-    change (`readonly` refuses it, `ask` asks about that host).
-    """
-    host = tools.approval_host(name, args)
-    if host is not None and (
-        host_allowed(host, settings.tools.web.allow_hosts) or host in state.allowed_hosts
-    ):
-        return "allow"
-    policy = settings.tools.approval
-    if policy == "auto":
-        return "allow"
-    if policy == "readonly":
-        return "readonly"
-    if name in settings.tools.always_allow or name in state.allowed_tools:
-        return "allow"
-    p = tools.approval_preview(name, args)
-    if host is not None:
-        return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden, "host", host)
-    return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden)
-
-
-async def ask(confirm: ConfirmFn | None, req: ApprovalRequested, state: SessionState) -> str:
-    """Put the request to the user; only their answer (never tool output) decides.
-
-    "allow_session" (and "always", which a front end has already saved) covers the request's
-    scope: its host for web_fetch, else the tool.
-    """
-    if confirm is None:
-        return "deny"
-    decision = await confirm(req)
-    if decision in ("allow_session", "always"):
-        if req.scope == "host" and req.host:
-            state.allowed_hosts.add(req.host)
-        else:
-            state.allowed_tools.add(req.name)
-        return "allow"
-    return "allow" if decision == "allow" else "deny"

@@ -26,8 +26,9 @@ from contextlib import aclosing, suppress
 from typing import IO, Any
 
 from picobot_tui.config.settings import Settings
+from picobot_tui.core.approval import ApprovalRequest, Decision
 from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
-from picobot_tui.core.loop import STORAGE_ERROR, ApprovalRequest, Decision
+from picobot_tui.core.loop import STORAGE_ERROR
 from picobot_tui.core.sessions import SessionError
 from picobot_tui.headless.text import (
     EXIT_ERROR,

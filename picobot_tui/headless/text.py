@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from picobot_tui.config.settings import Settings
+from picobot_tui.core.approval import ApprovalRequest, Decision
 from picobot_tui.core.events import (
     ApprovalRequested,
     ErrorEvent,
@@ -31,7 +32,6 @@ from picobot_tui.core.events import (
     ToolCallStarted,
     TurnFinished,
 )
-from picobot_tui.core.loop import ApprovalRequest, Decision
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.visible import visible
 from picobot_tui.run.context import RunOptions, open_run

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from picobot_tui.config.settings import ConfigError, Settings, load_settings
+from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.llm.demo import DEMO_MODEL
-from picobot_tui.core.loop import ConfirmFn
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.run.logs import setup_logging
 from picobot_tui.run.options import RunError, RunOptions

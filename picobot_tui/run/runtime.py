@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from picobot_tui.config.settings import Settings
+from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.llm.demo import DEMO_MODEL, DemoModel
 from picobot_tui.core.llm.model import ModelClient
-from picobot_tui.core.loop import AgentLoop, ConfirmFn
+from picobot_tui.core.loop import AgentLoop
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext

@@ -17,8 +17,7 @@ from picobot_tui.widgets.approval import ApprovalScreen
 
 if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
-    from picobot_tui.core.loop import ApprovalRequest
-    from picobot_tui.core.turn_state import Decision
+    from picobot_tui.core.approval import ApprovalRequest, Decision
 
 
 async def ask(app: App[Any], settings: Settings, request: ApprovalRequest) -> Decision:

@@ -13,13 +13,14 @@ import pytest
 
 from picobot_tui.config.remember import persist_allow_host, remember_always
 from picobot_tui.config.settings import Settings, ToolsConfig
-from picobot_tui.core.llm import scripted
+from picobot_tui.core.approval import approval_needed, ask
 from picobot_tui.core.events import ApprovalRequested, ToolCallFinished, event_to_dict
+from picobot_tui.core.llm import scripted
 from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.hosts import host_allowed, normalize_host
 from picobot_tui.core.tools.registry import default_registry
-from picobot_tui.core.turn_state import SessionState, approval_needed, ask
+from picobot_tui.core.turn_state import SessionState
 from picobot_tui.run.runtime import build_runtime
 from tests.support.capture_site import CaptureSite
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from picobot_tui.config.settings import load_settings
+from picobot_tui.core.approval import ApprovalRequest
 from picobot_tui.core.llm.demo import DemoModel
-from picobot_tui.core.loop import ApprovalRequest
 from picobot_tui.run.runtime import build_runtime
 
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from picobot_tui.config.settings import Settings, load_settings
 from picobot_tui.core import events as ev
+from picobot_tui.core.approval import ApprovalRequest
 from picobot_tui.core.llm.model import LLMError, ResentChunk, TextChunk, ToolCallChunk, UsageChunk
 from picobot_tui.core.llm.scripted import ScriptedModel, Step, text, tool_call
-from picobot_tui.core.loop import STUCK_MESSAGE, ApprovalRequest
+from picobot_tui.core.loop import STUCK_MESSAGE
 from picobot_tui.run.runtime import Runtime, build_runtime
 from tests.core.test_budget import assert_valid
 

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from picobot_tui.config.settings import Settings
-from picobot_tui.core.llm import scripted
+from picobot_tui.core.approval import ApprovalRequest
 from picobot_tui.core.events import ApprovalRequested, ToolCallFinished
+from picobot_tui.core.llm import scripted
 from picobot_tui.core.llm.model import ToolCallChunk, UsageChunk
 from picobot_tui.core.llm.scripted import ScriptedModel
-from picobot_tui.core.loop import ApprovalRequest
 from picobot_tui.core.tools.base import Tool, ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, builtin_tools
 from picobot_tui.run.runtime import build_runtime
