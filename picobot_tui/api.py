@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -232,7 +232,9 @@ class Agent:
         return _DECISIONS.get(answer, "deny") if isinstance(answer, str) else "deny"
 
     # -- turns -------------------------------------------------------------------------
-    async def stream(self, message: str, *, session: str | None = None) -> AsyncIterator[Event]:
+    async def stream(
+        self, message: str, *, session: str | None = None
+    ) -> AsyncGenerator[Event, None]:
         """Run one turn and yield its typed events (`picobot_tui.core.events`), ending with
         `TurnFinished`. A failed turn is events (ErrorEvent, then TurnFinished), not an
         exception. Leaving the loop early cancels the turn, recorded as cancelled (at once

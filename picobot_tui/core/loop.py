@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from picobot_tui.config.settings import Settings
@@ -328,7 +328,7 @@ class AgentLoop:
         session.append(message)  # SessionError when the disk refuses: run_turn reports it
         state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
 
-    async def run_turn(self, session: Session, text: str) -> AsyncIterator[Event]:
+    async def run_turn(self, session: Session, text: str) -> AsyncGenerator[Event, None]:
         """Process one user message; yields events until TurnFinished."""
         if self.failures.stopped:  # nothing is stored: the message was never taken
             message = self.failures.message()
@@ -603,8 +603,8 @@ class AgentLoop:
                     message = f"{e.message} (gave up after {failures} failed attempts)"
                 yield ErrorEvent(message, e.kind, e.hint)
                 return
-        for cid, (name, masker) in maskers.items():
-            if rest := masker.flush():
+        for cid, (name, pending) in maskers.items():
+            if rest := pending.flush():
                 yield ToolCallArgsDelta(cid, name, rest)
         for call in acc.calls():
             call["id"] = ids.get(call["id"]) or fresh_id(call["id"], state.call_ids)
@@ -678,10 +678,12 @@ class AgentLoop:
         if args is not None and self.tools is not None:
             decision = "allow"
             if self.tools.needs_approval(name, args):
-                decision = approval_needed(self.settings, self.tools, call_id, name, args, state)
-                if isinstance(decision, ApprovalRequested):
-                    yield decision
-                    decision = await ask(self.confirm, decision, state)
+                verdict = approval_needed(self.settings, self.tools, call_id, name, args, state)
+                if isinstance(verdict, ApprovalRequested):
+                    yield verdict
+                    decision = await ask(self.confirm, verdict, state)
+                else:
+                    decision = verdict
             if decision == "deny":
                 result = ToolResult(
                     False, f"Denied: the user did not allow this {name} call.", "denied"

@@ -341,7 +341,7 @@ class LiteLLMClient:
         idle = IdleClock(float(self.settings.agents.defaults.request_timeout))
         try:
             # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
-            litellm = _LITELLM or await asyncio.to_thread(load_litellm)
+            litellm = _LITELLM if _LITELLM is not None else await asyncio.to_thread(load_litellm)
             # Up to the response headers, httpx's own timeouts apply: the first call also
             # pays LiteLLM's lazy imports here (~1.5 s of CPU), which is not provider silence.
             _COUNTS[call_id] = 0
