@@ -6,11 +6,14 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from picobot_tui import __version__
+
+if TYPE_CHECKING:
+    from picobot_tui.core.sessions import SessionStore
 
 app = typer.Typer(
     name="picobot",
@@ -25,7 +28,7 @@ sessions_app = typer.Typer(
 app.add_typer(sessions_app, name="sessions")
 
 
-def _fail(message: str, code: int) -> None:
+def _fail(message: str, code: int) -> NoReturn:
     typer.echo(f"picobot: {message}", err=True)
     raise typer.Exit(code)
 
@@ -157,7 +160,7 @@ def agent(
     raise typer.Exit(code)
 
 
-def _store():  # type: ignore[no-untyped-def]
+def _store() -> SessionStore:
     # The sessions commands need only the directory, not the settings: loading them would
     # import pydantic-settings (~0.1 s of CPU, a third of `sessions list`), and a typo in
     # config.json should not stop anyone from listing or exporting their sessions.
@@ -167,14 +170,13 @@ def _store():  # type: ignore[no-untyped-def]
     return SessionStore(sessions_dir())
 
 
-def _resolve(store, raw: str) -> str:  # type: ignore[no-untyped-def]
+def _resolve(store: SessionStore, raw: str) -> str:
     from picobot_tui.core.sessions import SessionError
 
     try:
         return store.resolve(raw)
     except SessionError as e:
         _fail(str(e), 2)
-    raise AssertionError
 
 
 @sessions_app.command("list")

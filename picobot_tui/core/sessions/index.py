@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from picobot_tui.core.sessions.files import (
     dumps_line,
@@ -112,7 +112,8 @@ def merge_entry(entries: dict[str, Entry], obj: Entry) -> None:
     cur.update(obj)
 
 
-def is_complete(entry: Entry | None) -> bool:
+def is_complete(entry: Entry | None) -> TypeGuard[Entry]:
+    """An entry holding every field a listing needs (so the file need not be read)."""
     return entry is not None and all(k in entry for k in REQUIRED)
 
 
