@@ -7,13 +7,15 @@ On disk, in the sessions directory (0700), one file per session (0600):
       {"role":"user","content":"hi","ts":"…Z"}            one line per message, as appended
       {"_type":"meta","title":"Renamed","ts":"…Z"}         later metadata changes, appended
     cli_1a2b3c4d-20250101-120000.jsonl.lock              flock + holder's pid
-    index.jsonl, index.lock                              the listing cache (session_index.py)
+    index.jsonl, index.lock                              the listing cache (index.py)
 
 The session file is the truth; the index is a cache that `list()` repairs (files missing from
 it are scanned, entries without a file dropped) and rebuilds when it is gone.
 
-Modules: session_files (keys, private files, tolerant JSONL), session_index (the cache),
-session_handle (Session), session_store (SessionStore), session_export (Markdown).
+Modules: files (keys, private files, tolerant JSONL), index (the cache), handle (Session:
+gets the store's encoder, clock and index as arguments, never the store), store
+(SessionStore: ids and `resolve`, the one session-id resolver every front end uses),
+export (Markdown, and `export_filename`, the one export file-name rule).
 """
 
 from __future__ import annotations
