@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from picobot_tui.config.settings import ConfigError, Settings, load_settings
 from picobot_tui.core.approval import ConfirmFn
-from picobot_tui.core.llm.demo import DEMO_MODEL
+from picobot_tui.core.llm.demo import is_demo
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.run.logs import setup_logging
 from picobot_tui.run.options import RunError, RunOptions
@@ -44,7 +44,7 @@ def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
 
 
 def credentials_problem(settings: Settings, model: str) -> str | None:
-    if model == DEMO_MODEL:
+    if is_demo(model):
         return None
     from picobot_tui.core.llm.client import check_credentials
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ConfirmFn
-from picobot_tui.core.llm.demo import DEMO_MODEL, DemoModel
+from picobot_tui.core.llm.demo import DemoModel, is_demo
 from picobot_tui.core.llm.model import ModelClient
 from picobot_tui.core.loop import AgentLoop
 from picobot_tui.core.secrets import Scrubber
@@ -30,7 +30,7 @@ class Runtime:
 
 def make_model_client(settings: Settings, model: str) -> ModelClient:
     """The demo model, or the lazy LiteLLM client (litellm is imported on first use)."""
-    if model == DEMO_MODEL:
+    if is_demo(model):
         return DemoModel()
     from picobot_tui.core.llm.client import LiteLLMClient
 

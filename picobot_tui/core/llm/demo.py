@@ -18,6 +18,11 @@ from picobot_tui.core.llm.model import Chunk, ModelRequest, TextChunk, ToolCallC
 DEMO_MODEL = "demo"
 
 
+def is_demo(model: str) -> bool:
+    """True when `model` names the built-in offline demo model."""
+    return model == DEMO_MODEL
+
+
 def _words(text: str) -> list[str]:
     """Split into word-sized fragments, keeping whitespace, as a provider streams."""
     out, cur = [], ""
