@@ -8,21 +8,6 @@ from typing import Any, Literal
 
 Outcome = Literal["final", "max_iterations", "budget_exhausted", "error", "cancelled"]
 ToolStatus = Literal["ok", "error", "denied", "cancelled"]
-ErrorKind = Literal[
-    "auth",
-    "not_found",
-    "context_window",
-    "rate_limit",
-    "timeout",
-    "connection",
-    "server",
-    "bad_request",
-    "config",
-    "protocol",
-    "tool",
-    "internal",
-    "stopped",
-]
 
 
 @dataclass(frozen=True)

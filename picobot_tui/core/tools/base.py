@@ -5,12 +5,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from picobot_tui.config.settings import ToolsConfig
+from picobot_tui.core.events import ToolStatus
 from picobot_tui.core.secrets import Scrubber
-
-ToolStatus = Literal["ok", "error", "denied", "cancelled"]
+from picobot_tui.core.settings import ToolsConfig
 
 
 class ToolError(Exception):
