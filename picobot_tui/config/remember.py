@@ -96,15 +96,3 @@ def remember_always(settings: Settings, req: ApprovalRequested) -> tuple[str, Pa
     if req.name not in settings.tools.always_allow:
         settings.tools.always_allow.append(req.name)
     return req.name, persist_always_allow(req.name)
-
-
-def credentials_hint(settings: Settings, model: str) -> str | None:
-    """What to do when `model` has no usable key (None when fine). May import litellm:
-    call it from a thread."""
-    try:
-        from picobot_tui.run.context import credentials_problem
-
-        return credentials_problem(settings, model)
-    except Exception as e:  # the first real call reports the problem anyway
-        log.warning("credentials check failed: %s", e)
-        return None

@@ -4,6 +4,7 @@ code, never as a traceback."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,6 +50,16 @@ def credentials_problem(settings: Settings, model: str) -> str | None:
     from picobot_tui.core.llm.client import check_credentials
 
     return check_credentials(settings, model)
+
+
+def credentials_hint(settings: Settings, model: str) -> str | None:
+    """What to do when `model` has no usable key (None when fine). May import litellm:
+    call it from a thread."""
+    try:
+        return credentials_problem(settings, model)
+    except Exception as e:  # the first real call reports the problem anyway
+        logging.getLogger("picobot").warning("credentials check failed: %s", e)
+        return None
 
 
 def budget_problem(runtime: Runtime) -> str | None:

@@ -328,7 +328,7 @@ class PicobotApp(App[int]):
             # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
             self.call_from_thread(self._start_idle_gc)
         if self._model_client is None:
-            from picobot_tui.config.remember import credentials_hint
+            from picobot_tui.run.context import credentials_hint
 
             problem = credentials_hint(self.settings, self.runtime.loop.model_name)
             if problem:
