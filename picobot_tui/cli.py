@@ -80,7 +80,7 @@ def _refuse_ignored_flags(ctx: typer.Context, mode: str) -> None:
             continue  # what the mode does anyway
         flag = "--yes" if name == "yes" else f"--{'' if value else 'no-'}{name.replace('_', '-')}"
         if "{log}" in why:
-            from picobot_tui.config.paths import picobot_home
+            from picobot_tui.core.paths import picobot_home
 
             why = why.format(log=picobot_home() / "data" / "logs" / "picobot.log")
         _fail(f"{flag} does not apply to {mode}: {why}.", 2)
@@ -164,7 +164,7 @@ def _store() -> SessionStore:
     # The sessions commands need only the directory, not the settings: loading them would
     # import pydantic-settings (~0.1 s of CPU, a third of `sessions list`), and a typo in
     # config.json should not stop anyone from listing or exporting their sessions.
-    from picobot_tui.config.paths import sessions_dir
+    from picobot_tui.core.paths import sessions_dir
     from picobot_tui.core.sessions import SessionStore
 
     return SessionStore(sessions_dir())

@@ -95,8 +95,8 @@ def _mode(path: Path) -> int | None:
 
 def check_config(report: Report) -> Any | None:
     """The config file and the effective settings; returns the settings (None if broken)."""
-    from picobot_tui.config.paths import config_path
     from picobot_tui.config.settings import ConfigError, Settings, load_settings
+    from picobot_tui.core.paths import config_path
 
     path = config_path()
     try:
@@ -183,7 +183,7 @@ def check_permissions(report: Report) -> None:
     """~/.picobot holds keys and conversations: nobody but the user may read it. A config
     file others can read is a failure (it may hold keys); open directories are a warning
     (the files in them are 0600)."""
-    from picobot_tui.config.paths import config_path, picobot_home, sessions_dir
+    from picobot_tui.core.paths import config_path, picobot_home, sessions_dir
 
     home = picobot_home()
     if not home.exists():

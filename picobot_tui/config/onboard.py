@@ -11,8 +11,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from picobot_tui.config.settings import Settings, config_path, picobot_home
+from picobot_tui.config.settings import Settings
 from picobot_tui.core.llm.providers import PROVIDER_ENV
+from picobot_tui.core.paths import config_path, picobot_home
 
 TEMPLATES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 

@@ -11,7 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from picobot_tui.config.settings import Settings, config_path, strip_json_comments
+from picobot_tui.config.jsonc import strip_json_comments
+from picobot_tui.config.settings import Settings
+from picobot_tui.core.paths import config_path
 
 if TYPE_CHECKING:
     from picobot_tui.core.events import ApprovalRequested

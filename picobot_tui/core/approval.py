@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from picobot_tui.config.settings import Settings
 from picobot_tui.core.events import ApprovalRequested
+from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.tools.hosts import host_allowed
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.turn_state import SessionState
@@ -27,7 +27,7 @@ ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
 
 
 def approval_needed(
-    settings: Settings,
+    settings: CoreSettings,
     tools: ToolRegistry,
     call_id: str,
     name: str,

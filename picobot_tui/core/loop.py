@@ -15,7 +15,6 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from picobot_tui.config.settings import Settings
 from picobot_tui.core import budget as budget_mod
 from picobot_tui.core import compaction
 from picobot_tui.core.approval import ConfirmFn, approval_needed, ask
@@ -53,6 +52,7 @@ from picobot_tui.core.secret_guard import REFUSED, DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import Session, SessionError, SessionStore
 from picobot_tui.core.sessions.files import clean_strings
+from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
@@ -109,7 +109,7 @@ class AgentLoop:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: CoreSettings,
         *,
         model: ModelClient,
         store: SessionStore,

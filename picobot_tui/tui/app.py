@@ -29,7 +29,6 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui.approval import ask
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -433,6 +432,9 @@ class PicobotApp(App[int]):
     # -- approval and bell -------------------------------------------------------------
     async def confirm(self, request: ApprovalRequest) -> Decision:
         """The loop's `confirm` coroutine: the approval modal (tui/approval.py)."""
+        # Imported here: the modal and config writing are not needed for the first frame.
+        from picobot_tui.tui.approval import ask
+
         assert self.settings is not None  # a turn runs only once settings are loaded
         decision = await ask(self, self.settings, request)
         self.router.state = "running tool" if decision != "deny" else "thinking"
@@ -575,7 +577,7 @@ def run_app(options: RunOptions) -> int:
         # Resolved before the screen opens: an unknown id is a usage error, not a flash.
         from dataclasses import replace
 
-        from picobot_tui.config.paths import sessions_dir
+        from picobot_tui.core.paths import sessions_dir
         from picobot_tui.core.sessions import SessionError, SessionStore
 
         try:

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from picobot_tui.config.jsonc import strip_json_comments
-from picobot_tui.config.paths import config_path
+from picobot_tui.core.paths import config_path
 
 _FIELDS = {
     "theme": ("theme",),

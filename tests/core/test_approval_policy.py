@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from picobot_tui.config.remember import persist_allow_host, remember_always
-from picobot_tui.config.settings import Settings, ToolsConfig
+from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import approval_needed, ask
 from picobot_tui.core.events import ApprovalRequested, ToolCallFinished, event_to_dict
 from picobot_tui.core.llm import scripted
 from picobot_tui.core.llm.scripted import ScriptedModel
+from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.hosts import host_allowed, normalize_host
 from picobot_tui.core.tools.registry import default_registry

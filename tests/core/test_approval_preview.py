@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secrets import Scrubber
+from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import (
     MAX_PREVIEW_CHARS,

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from picobot_tui.config.jsonc import strip_json_comments
 from picobot_tui.config.onboard import default_config_text
-from picobot_tui.config.settings import ConfigError, load_settings, strip_json_comments
+from picobot_tui.config.settings import ConfigError, load_settings
 
 
 def write(home: Path, text: str) -> Path:
@@ -100,7 +101,7 @@ def test_comment_stripping_keeps_strings() -> None:
 
 
 def test_provider_entries_match_the_provider_table() -> None:
-    from picobot_tui.config.settings import ProvidersConfig
     from picobot_tui.core.llm.providers import PROVIDER_NAMES
+    from picobot_tui.core.settings import ProvidersConfig
 
     assert tuple(ProvidersConfig.model_fields) == PROVIDER_NAMES

@@ -12,13 +12,13 @@ import pytest
 from pydantic import SecretStr
 
 from picobot_tui.config.settings import Settings
-from picobot_tui.core.llm import scripted
 from picobot_tui.core.events import (
     ApprovalRequested,
     ToolCallArgsDelta,
     ToolCallFinished,
     ToolCallStarted,
 )
+from picobot_tui.core.llm import scripted
 from picobot_tui.core.llm.model import ToolCallChunk, UsageChunk
 from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.run.runtime import build_runtime

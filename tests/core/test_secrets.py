@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secret_guard import DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import MASK, Scrubber, env_secrets, spellings
+from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.output_capture import OutputCapture
 from picobot_tui.core.tools.read_file import MAX_LINE_CHARS

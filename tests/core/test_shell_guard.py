@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from picobot_tui.config.settings import ExecConfig, ToolsConfig
+from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
 from picobot_tui.core.tools.registry import default_registry
 from picobot_tui.core.tools.shell_confine import take_heredocs

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.config.settings import ExecConfig, ToolsConfig
+from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
 from picobot_tui.core.tools.exec_env import clean_env, exec_env, is_secret_name
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.config.settings import ToolsConfig
+from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.list_dir import MAX_ENTRIES
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry

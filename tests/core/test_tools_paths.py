@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.config.settings import ExecConfig, ToolsConfig
+from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
 from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
 from picobot_tui.core.tools.registry import default_registry

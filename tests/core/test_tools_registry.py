@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from picobot_tui.config.settings import ToolsConfig
 from picobot_tui.core.secrets import Scrubber
+from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools import web_fetch
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from picobot_tui.config.settings import ToolsConfig, WebConfig
+from picobot_tui.core.settings import ToolsConfig, WebConfig
 from picobot_tui.core.tools import web_fetch
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.html_text import html_to_text

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from picobot_tui.config.paths import config_path
 from picobot_tui.config.settings import load_settings
+from picobot_tui.core.paths import config_path
 from picobot_tui.tui.peek import peek_ui
 
 

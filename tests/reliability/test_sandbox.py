@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config.settings import ExecConfig
+from picobot_tui.core.settings import ExecConfig
 from picobot_tui.core.tools.sandbox import hidden_dirs, sandbox_status, toolchain_dirs
 from tests.headless.conftest import read_messages
 from tests.reliability.fuzz import tally

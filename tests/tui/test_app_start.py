@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from picobot_tui.config.paths import config_path
+from picobot_tui.core.paths import config_path
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.tui import startup_gc
 from picobot_tui.tui.app import PicobotApp, run_app

@@ -5,7 +5,7 @@ from __future__ import annotations
 from picobot_tui.widgets.status_bar import StatusBar
 from textual.app import App, ComposeResult
 
-from picobot_tui.config.settings import ExecConfig
+from picobot_tui.core.settings import ExecConfig
 from picobot_tui.core.tools.sandbox import exec_sandbox_note, sandbox_status
 
 

@@ -27,7 +27,6 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from picobot_tui.config.settings import Settings
 from picobot_tui.core.llm.errors import classify
 from picobot_tui.core.llm.litellm_compat import provider_sent_usage, response_cost
 from picobot_tui.core.llm.model import (
@@ -46,6 +45,7 @@ from picobot_tui.core.llm.providers import (
     PROVIDER_ENV,
 )
 from picobot_tui.core.secrets import Scrubber
+from picobot_tui.core.settings import CoreSettings
 
 log = logging.getLogger("picobot.llm")
 
@@ -179,7 +179,7 @@ def _with_v1(api_base: str) -> str:
     return api_base
 
 
-def resolve_route(settings: Settings, model: str) -> Route:
+def resolve_route(settings: CoreSettings, model: str) -> Route:
     """Pick the provider entry for `model` and build LiteLLM's connection kwargs."""
     name = provider_for(model)
     custom = settings.providers.custom
@@ -211,7 +211,7 @@ def resolve_route(settings: Settings, model: str) -> Route:
     return Route(name, litellm_model, kwargs)
 
 
-def check_credentials(settings: Settings, model: str) -> str | None:
+def check_credentials(settings: CoreSettings, model: str) -> str | None:
     """A user-facing message when `model` cannot work for lack of a key, else None.
 
     Local models (ollama, anything with an apiBase) and models of providers picobot does
@@ -282,7 +282,7 @@ class IdleClock:
 class LiteLLMClient:
     """ModelClient over `litellm.acompletion`, streaming."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: CoreSettings) -> None:
         self.settings = settings
         self._windows: dict[str, int | None] = {}
 

@@ -14,9 +14,11 @@ import typing
 from collections.abc import Awaitable, Callable, Iterable
 
 import httpcore
-import httpx
 
 from picobot_tui.core.tools.base import ToolError
+
+if typing.TYPE_CHECKING:
+    import httpx  # importing httpx loads rich (its CLI): the core stays free of it
 
 Resolver = Callable[[str, int], Awaitable[list[ipaddress.IPv4Address | ipaddress.IPv6Address]]]
 SocketOptions = Iterable[httpcore.SOCKET_OPTION] | None

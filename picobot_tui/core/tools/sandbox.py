@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from picobot_tui.config.settings import ExecConfig
+    from picobot_tui.core.settings import ExecConfig
 
 SandboxMode = Literal["auto", "bwrap", "none"]
 
