@@ -1,1 +1,2 @@
-"""The agent core. It must never import textual, rich or (at import time) litellm."""
+"""The agent. It imports nothing above it (import-linter checks it), never textual or rich,
+and litellm only inside core.llm, on first use."""
