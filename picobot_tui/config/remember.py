@@ -5,20 +5,16 @@ credentials hint shown at start-up."""
 from __future__ import annotations
 
 import json
-import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from picobot_tui.config.jsonc import strip_json_comments
 from picobot_tui.config.settings import Settings
+from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.paths import config_path
 
 if TYPE_CHECKING:
     from picobot_tui.core.events import ApprovalRequested
-
-log = logging.getLogger("picobot")
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -53,17 +49,9 @@ def _append(section: dict[str, Any], camel: str, snake: str, value: str) -> None
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # A new config file is private (it may hold API keys); an existing one keeps its mode.
+    atomic_write(path, text.encode("utf-8"), 0o600)
 
 
 def persist_always_allow(tool: str, path: Path | None = None) -> Path:

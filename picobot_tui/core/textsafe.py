@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import re
 
-# CSI / OSC / other ESC sequences, then any remaining C0/C1 control except \t and \n.
-_ANSI_RE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
+# The one escape policy (tool output, stored messages, anything a front end prints). Strings
+# (OSC: titles, hyperlinks, clipboard; DCS/SOS/PM/APC) go to their terminator, or to the next
+# ESC or the end when unterminated (a terminal would swallow that text too). Then CSI (colours,
+# cursor moves), 8-bit CSI, and every other ESC sequence (intermediates + final byte, e.g.
+# `ESC ( B`, `ESC 7`, `ESC c`). A lone ESC and every C0/C1 control except \t and \n go with
+# _CONTROL_RE.
+_ESCAPES_RE = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS/SOS/PM/APC ... ST
-    r"|\x1b[@-Z\\-_]?"  # lone ESC or two-byte sequence
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+    r"|\x1b[ -/]*[0-~]"  # ESC, intermediates, final byte
 )
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -20,7 +25,7 @@ def terminal_safe(text: str) -> str:
     if not text:
         return text
     text = text.replace("\r\n", "\n")
-    return _CONTROL_RE.sub("", _ANSI_RE.sub("", text))
+    return _CONTROL_RE.sub("", _ESCAPES_RE.sub("", text))
 
 
 def decode_output(data: bytes) -> str:

@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from picobot_tui.core.llm.demo import is_demo
 from picobot_tui.core.llm.errors import classify
 from picobot_tui.core.llm.litellm_compat import provider_sent_usage, response_cost
 from picobot_tui.core.llm.model import (
@@ -217,7 +218,7 @@ def check_credentials(settings: CoreSettings, model: str) -> str | None:
     Local models (ollama, anything with an apiBase) and models of providers picobot does
     not know (LiteLLM finds their keys itself) pass.
     """
-    if model == "demo" or model.startswith("demo/"):
+    if is_demo(model):
         return None
     route = resolve_route(settings, model)
     name = route.provider

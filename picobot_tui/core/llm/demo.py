@@ -19,7 +19,9 @@ DEMO_MODEL = "demo"
 
 
 def is_demo(model: str) -> bool:
-    """True when `model` names the built-in offline demo model."""
+    """True when `model` names the built-in offline demo model: exactly `demo`. The one rule
+    for both the runtime (which model client runs) and the credentials check; `demo/x` is no
+    demo model (LiteLLM would get it as an unknown provider)."""
     return model == DEMO_MODEL
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.sessions.files import (
     dumps_line,
     filename_to_key,
@@ -258,14 +259,7 @@ class SessionIndex:
                 head = self._encode(
                     {"_type": "header", "version": 1, "live": live, "bytes": len(head) + len(body)}
                 )
-                tmp = self.path.with_name(f".{INDEX_NAME}.{os.getpid()}.tmp")
-                fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-                try:
-                    write_all(fd, head + body)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.replace(tmp, self.path)
+                atomic_write(self.path, head + body, 0o600, keep_mode=False)
                 return True
         except OSError as e:
             log.warning("could not compact the session index %s: %s", self.path, e)

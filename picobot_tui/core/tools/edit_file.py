@@ -6,9 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
 from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
-from picobot_tui.core.tools.text import atomic_write, encode_utf8, unified_diff
+from picobot_tui.core.tools.text import encode_utf8, unified_diff
 
 
 class EditFileTool(Tool):

@@ -1,33 +1,17 @@
-"""Text helpers shared by the tools and the registry: sanitising, truncation, diffs, and
-atomic file writes."""
+"""Text helpers shared by the tools and the registry: sanitising, truncation, diffs."""
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import os
-import re
-import tempfile
-from pathlib import Path
 
-# Escape sequences a terminal would act on: OSC (title, hyperlinks, clipboard), DCS/PM/APC
-# strings, CSI (colours, cursor moves), 8-bit CSI, and the remaining two-byte ESC sequences.
-_ESCAPES_RE = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-    r"|\x1b[P^_X][^\x1b]*\x1b\\"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|\x1b[ -/]*[0-~]"
-)
-# Every C0/C1 control character except \t and \n (\r is normalised before this runs).
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from picobot_tui.core.textsafe import terminal_safe
 
 
 def sanitize(value: object) -> str:
     """Make any tool output safe to store and to print on a terminal.
 
     Bytes are decoded as UTF-8 with replacement, lone surrogates are replaced, CRLF and lone
-    CR become LF, ANSI/OSC escape sequences are removed, and so is every other control
+    CR become LF, then `terminal_safe` removes escape sequences and every other control
     character except newline and tab.
     """
     if isinstance(value, bytes | bytearray | memoryview):
@@ -38,8 +22,7 @@ def sanitize(value: object) -> str:
         text = str(value)
     text = text.encode("utf-8", errors="replace").decode("utf-8")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _ESCAPES_RE.sub("", text)
-    return _CONTROL_RE.sub("", text)
+    return terminal_safe(text)
 
 
 def truncate(text: str, limit: int) -> str:
@@ -79,40 +62,3 @@ def encode_utf8(text: str, what: str = "content") -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise ToolError(f"{what} is not valid Unicode text: {e.reason}") from None
-
-
-def _read_umask() -> int:
-    # os.umask can only be read by setting it; do that once, at import, not in worker threads.
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory and rename it over `path`.
-
-    A crash leaves either the old file or the new one, never half of it. An existing file
-    keeps its permission bits.
-    """
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        else:
-            os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
 from picobot_tui.core.tools.paths import resolve_in_workspace, workspace_root
-from picobot_tui.core.tools.text import atomic_write, encode_utf8, unified_diff
+from picobot_tui.core.tools.text import encode_utf8, unified_diff
 
 TODO_FILE = "TODO.md"
 _ITEM_RE = re.compile(r"^(\s*[-*+]\s+\[)([ xX])(\]\s*)(.*)$")
