@@ -5,13 +5,14 @@ redirects, and "always" saved to config.json."""
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from picobot_tui.config.remember import persist_allow_host, remember_always
+from picobot_tui.config.remember import persist_allow_host, persist_always_allow, remember_always
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import approval_needed, ask
 from picobot_tui.core.events import ApprovalRequested, ToolCallFinished, event_to_dict
@@ -215,6 +216,18 @@ def test_always_for_a_host_is_saved_keeping_other_keys(tmp_path) -> None:
     assert json.loads(path.read_text()) == {
         "tools": {"web": {"allow_hosts": ["a.example", "b.example"]}, "approval": "ask"}
     }
+
+
+def test_a_saved_config_is_private_when_new_and_keeps_its_mode_after(tmp_path) -> None:
+    # config.json may hold API keys: a new one is 0600; a user's own chmod is kept.
+    new = tmp_path / "new" / "config.json"
+    persist_always_allow("exec", new)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o600
+    assert json.loads(new.read_text()) == {"tools": {"alwaysAllow": ["exec"]}}
+    new.chmod(0o640)
+    persist_allow_host("a.example", new)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o640
+    assert [p.name for p in new.parent.iterdir()] == ["config.json"]  # no temp left
 
 
 def test_remember_always_saves_the_host_not_the_tool(tmp_path, picobot_home) -> None:

@@ -169,3 +169,21 @@ def test_vllm_without_base_asks_for_one():
     assert msg is not None and "providers.vllm.apiBase" in msg and "--model demo" in msg
     s = Settings(providers={"vllm": {"api_base": "http://127.0.0.1:8000/v1"}})
     assert check_credentials(s, "vllm/qwen") is None
+
+
+def test_one_demo_rule_for_runtime_and_credentials(monkeypatch):
+    # Only exactly `demo` runs the demo model; `demo/x` goes to LiteLLM like any other name.
+    from picobot_tui.core.llm.client import LiteLLMClient
+    from picobot_tui.core.llm.demo import DemoModel, is_demo
+    from picobot_tui.run.runtime import make_model_client
+
+    assert is_demo("demo") and not is_demo("demo/x") and not is_demo("demo-1")
+    assert isinstance(make_model_client(Settings(), "demo"), DemoModel)
+    assert isinstance(make_model_client(Settings(), "demo/x"), LiteLLMClient)
+
+    # check_credentials passes `demo` by that same rule, not by provider lookup.
+    def no_route(settings, model):
+        raise AssertionError(f"{model} was routed")
+
+    monkeypatch.setattr("picobot_tui.core.llm.client.resolve_route", no_route)
+    assert check_credentials(Settings(), "demo") is None
