@@ -28,6 +28,7 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
+from picobot_tui.run.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
@@ -38,6 +39,13 @@ from picobot_tui.tui.commands import (
 )
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.peek import peek_ui
+from picobot_tui.tui.view_events import (
+    AppStarted,
+    ConversationCleared,
+    ModelShown,
+    NoticeShown,
+    UserSent,
+)
 from picobot_tui.widgets.blocks import Block, code_blocks
 from picobot_tui.widgets.budget_gauge import BudgetGauge
 from picobot_tui.widgets.conversation import ConversationPane
@@ -219,8 +227,8 @@ class PicobotApp(App[int]):
             from picobot_tui.run.context import budget_problem
 
             if problem := budget_problem(self.runtime):  # a config error, like the CLI's
-                self.start_error = RunError(problem, 2)
-                self.exit(2, return_code=2)
+                self.start_error = RunError(problem, EXIT_USAGE)
+                self.exit(EXIT_USAGE, return_code=EXIT_USAGE)
                 return False
         else:
             self.runtime.loop.confirm = self.confirm
@@ -234,10 +242,17 @@ class PicobotApp(App[int]):
         self.router = EventRouter(
             self.conversation, self.timeline, self.gauge, self.status, ring=self.ring
         )
-        self.sessions = SessionSwitcher(self, self.runtime)
-        self.status.model = self.runtime.loop.model_name
-        self.status.state = "idle"
-        self.gauge.set_budget(0, settings.agents.defaults.token_budget, 0)
+        self.sessions = SessionSwitcher(
+            self.runtime,
+            token_budget=settings.agents.defaults.token_budget,
+            show=self.router.apply,
+            notify=self.notify,
+            busy=lambda: self.busy,
+            push_screen=self.push_screen,
+        )
+        await self.router.apply(
+            AppStarted(self.runtime.loop.model_name, settings.agents.defaults.token_budget)
+        )
         await self.sessions.start(self.options.session)
         return True
 
@@ -267,7 +282,7 @@ class PicobotApp(App[int]):
         if self.is_headless:
             return
         loop = asyncio.get_running_loop()
-        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        for sig, code in ((signal.SIGTERM, EXIT_TERMINATED), (signal.SIGINT, EXIT_INTERRUPTED)):
             try:
                 loop.add_signal_handler(sig, self._on_signal, code)
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
@@ -331,7 +346,9 @@ class PicobotApp(App[int]):
 
             problem = credentials_hint(self.settings, self.runtime.loop.model_name)
             if problem:
-                self.call_from_thread(self.conversation.add_notice, "error", problem)
+                # Via call_later: mypy cannot type call_from_thread with a coroutine function.
+                notice = NoticeShown("error", problem)
+                self.call_from_thread(self.call_later, self.router.apply, notice)
 
     # -- sending and the turn worker ---------------------------------------------------
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
@@ -352,13 +369,12 @@ class PicobotApp(App[int]):
             await self.send(message.text)
 
     async def send(self, text: str) -> None:
-        session = self.sessions.ensure_open()
+        session = await self.sessions.ensure_open()
         if session is None:
             return
         self.busy = True
         self._interrupted = False
-        await self.conversation.add_user(text)
-        self.router.state = "thinking"
+        await self.router.apply(UserSent(text))
         self.run_turn(text)
 
     @work(exclusive=True, group="agent", exit_on_error=False)
@@ -377,7 +393,7 @@ class PicobotApp(App[int]):
             raise
         except Exception as e:  # the loop never raises; the app must survive if it does
             log.exception("turn failed")
-            await self.conversation.add_notice("error", f"internal error: {e}")
+            await self.router.apply(NoticeShown("error", f"internal error: {e}"))
             await self.router.finish_turn("error")
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -388,7 +404,7 @@ class PicobotApp(App[int]):
         ):
             return
         self.busy = False
-        self.sessions.refresh_budget()
+        await self.sessions.refresh_budget()
         if self.router.state != "idle":
             await self.router.finish_turn("cancelled" if self._interrupted else "error")
         if self._interrupted or self.router.last_outcome == "cancelled":
@@ -400,10 +416,12 @@ class PicobotApp(App[int]):
                 self.prompt.set_queue(self.queue)
         elif self.runtime is not None and self.runtime.loop.failures.stopped:
             if self.queue:  # the loop takes no more turns: keep them until the user acts
-                await self.conversation.add_notice(
-                    "error",
-                    f"{len(self.queue)} queued message(s) not sent. Send a message to start "
-                    "again; the queue follows it.",
+                await self.router.apply(
+                    NoticeShown(
+                        "error",
+                        f"{len(self.queue)} queued message(s) not sent. Send a message to "
+                        "start again; the queue follows it.",
+                    )
                 )
         else:
             await self._send_queued()
@@ -482,20 +500,20 @@ class PicobotApp(App[int]):
             )
 
     # -- slash commands and palette entries (tui/commands.py names these actions) ------
-    def action_model(self, name: str = "") -> None:
+    async def action_model(self, name: str = "") -> None:
         if not name:
             self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
             return
         assert self.runtime is not None
         self.runtime.loop.model_name = name
-        self.status.model = name
+        await self.router.apply(ModelShown(name))
         self.notify(f"Model switched to {name} for the next turns")
 
     async def action_resume(self, session_id: str) -> None:
         await self.sessions.resume(session_id)
 
     async def action_clear(self) -> None:
-        await self.conversation.clear()
+        await self.router.apply(ConversationCleared())
 
     def action_warn(self, text: str) -> None:
         self.notify(text, severity="warning")
@@ -567,7 +585,7 @@ class PicobotApp(App[int]):
         self.copy(blocks[-1] if blocks else None, "code block")
 
     async def action_help(self) -> None:
-        await self.conversation.add_notice("info", help_text())
+        await self.router.apply(NoticeShown("info", help_text()))
 
 
 def run_app(options: RunOptions) -> int:
@@ -593,4 +611,4 @@ def run_app(options: RunOptions) -> int:
         app.sessions_close()
     if app.start_error is not None:
         raise app.start_error
-    return result if isinstance(result, int) else 0
+    return result if isinstance(result, int) else EXIT_OK

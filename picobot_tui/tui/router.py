@@ -1,7 +1,8 @@
 """Applies the core's events to the TUI panes (attributes down), and tracks the agent state.
 
 The router holds references to the panes and calls their small APIs; panes never see each
-other. It has no Textual imports of its own, so the mapping is easy to read and to test.
+other. It also applies the TUI's own view events (tui/view_events.py: starting, switching
+sessions), so it is the one module that writes to the panes. It has no Textual imports of its own, so the mapping is easy to read and to test.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ from picobot_tui.core.events import (
     UsageUpdated,
 )
 from picobot_tui.core.textsafe import safe_value
+from picobot_tui.tui.view_events import (
+    VIEW_EVENTS,
+    AppStarted,
+    ConversationCleared,
+    HistoryLoaded,
+    ModelShown,
+    NoticeShown,
+    PanesCleared,
+    SessionLabelled,
+    UserSent,
+    ViewEvent,
+)
 
 if TYPE_CHECKING:
     from picobot_tui.widgets.budget_gauge import BudgetGauge
@@ -57,7 +70,7 @@ def _display_safe(event: Event) -> Event:
 
 
 class EventRouter:
-    """One `apply(event)` per core event."""
+    """One `apply(event)` per core event or view event."""
 
     def __init__(
         self,
@@ -84,7 +97,10 @@ class EventRouter:
     def state(self, value: str) -> None:
         self.status.state = value
 
-    async def apply(self, event: Event) -> None:
+    async def apply(self, event: Event | ViewEvent) -> None:
+        if isinstance(event, VIEW_EVENTS):
+            await self._apply_view(event)
+            return
         event = _display_safe(event)
         conv = self.conversation
         match event:
@@ -159,6 +175,35 @@ class EventRouter:
             await self.conversation.add_notice("stuck", OUTCOME_NOTICES[outcome])
         self.state = "idle"
         self.ring()
+
+    async def _apply_view(self, event: ViewEvent) -> None:
+        # Stored history is the conversation pane's to make safe (load_history), as before.
+        match event:
+            case AppStarted():
+                self.status.model = event.model
+                self.state = "idle"
+                self.gauge.set_budget(0, event.token_budget, 0)
+            case PanesCleared():
+                await self.conversation.clear()
+                self.timeline.clear()
+                self.gauge.reset()
+                self.gauge.set_budget(0, event.token_budget, 0)
+                self._summary()
+            case SessionLabelled():
+                self.status.session = event.label
+            case HistoryLoaded():
+                for block in await self.conversation.load_history(event.messages):
+                    self.timeline.add_call(block.call_id, block.tool_name, block.arguments)
+                    self.timeline.finish_call(block.call_id, block.status, block.duration_ms)
+            case UserSent():
+                await self.conversation.add_user(event.text)
+                self.state = "thinking"
+            case NoticeShown():
+                await self.conversation.add_notice(event.kind, event.text)
+            case ModelShown():
+                self.status.model = event.name
+            case ConversationCleared():
+                await self.conversation.clear()
 
     def _summary(self) -> None:
         self.status.budget_summary = self.gauge.summary()

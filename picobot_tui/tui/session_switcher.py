@@ -6,14 +6,23 @@ opening and closing the app leaves no empty sessions behind.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from picobot_tui.core.events import BudgetChanged, Event
 from picobot_tui.core.sessions import Session, SessionError
+from picobot_tui.tui.view_events import HistoryLoaded, PanesCleared, SessionLabelled, ViewEvent
 
 if TYPE_CHECKING:
     from picobot_tui.run.runtime import Runtime
-    from picobot_tui.tui.app import PicobotApp
+
+Show = Callable[[Event | ViewEvent], Awaitable[None]]
+"""Applies an event to the panes (the app passes `EventRouter.apply`)."""
+Notify = Callable[..., None]
+"""`App.notify`: message, then `severity=` and `timeout=` keywords."""
+PushScreen = Callable[[Any, Callable[[Any], Awaitable[None]]], Any]
+"""`App.push_screen(screen, callback)`."""
 
 
 def short_key(key: str) -> str:
@@ -21,12 +30,28 @@ def short_key(key: str) -> str:
 
 
 class SessionSwitcher:
-    """Owns the open Session (and its lock) for the app."""
+    """Owns the open Session (and its lock) for the app.
 
-    def __init__(self, app: PicobotApp, runtime: Runtime) -> None:
-        self.app = app
+    It sees no app: it reads the runtime, asks `busy()`, reports with `notify`, and shows
+    what changes as events through `show` (the router applies them)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        token_budget: int,
+        show: Show,
+        notify: Notify,
+        busy: Callable[[], bool],
+        push_screen: PushScreen,
+    ) -> None:
         self.runtime = runtime
         self.store = runtime.store
+        self.token_budget = token_budget
+        self._show_event = show
+        self.notify = notify
+        self.is_busy = busy
+        self.push_screen = push_screen
         self.session: Session | None = None
         self.key = self.store.new_key("cli")
 
@@ -34,17 +59,17 @@ class SessionSwitcher:
         if raw:
             await self.resume(raw)
         else:
-            self.app.status.session = short_key(self.key) + " (new)"
+            await self._show_event(SessionLabelled(short_key(self.key) + " (new)"))
 
-    def ensure_open(self) -> Session | None:
+    async def ensure_open(self) -> Session | None:
         """The open session, opening (creating) it on first use."""
         if self.session is None:
             try:
                 self.session = self.store.open(self.key, model=self.runtime.loop.model_name)
             except SessionError as e:
-                self.app.notify(str(e), severity="error", timeout=10)
+                self.notify(str(e), severity="error", timeout=10)
                 return None
-            self.app.status.session = short_key(self.key)
+            await self._show_event(SessionLabelled(short_key(self.key)))
         return self.session
 
     def close(self) -> None:
@@ -54,28 +79,19 @@ class SessionSwitcher:
             self.session = None
 
     def _busy(self) -> bool:
-        if self.app.busy:
-            self.app.notify("The agent is working: press Esc to interrupt it first.")
+        if self.is_busy():
+            self.notify("The agent is working: press Esc to interrupt it first.")
             return True
         return False
-
-    async def _reset_panes(self) -> None:
-        app = self.app
-        await app.conversation.clear()
-        app.timeline.clear()
-        app.gauge.reset()
-        assert app.settings is not None  # sessions switch only once settings are loaded
-        app.gauge.set_budget(0, app.settings.agents.defaults.token_budget, 0)
-        app.status.budget_summary = app.gauge.summary()
 
     async def new(self) -> None:
         if self._busy():
             return
         self.close()
         self.key = self.store.new_key("cli")
-        await self._reset_panes()
-        self.app.status.session = short_key(self.key) + " (new)"
-        self.app.notify("New session")
+        await self._show_event(PanesCleared(self.token_budget))
+        await self._show_event(SessionLabelled(short_key(self.key) + " (new)"))
+        self.notify("New session")
 
     async def resume(self, raw: str) -> bool:
         """Open a stored session and show it: messages, tool calls, budget."""
@@ -84,7 +100,7 @@ class SessionSwitcher:
         try:
             key = self.store.resolve(raw)
         except SessionError as e:
-            self.app.notify(str(e), severity="error", timeout=10)
+            self.notify(str(e), severity="error", timeout=10)
             return False
         if self.session is not None and self.session.key == key:
             return True
@@ -92,25 +108,21 @@ class SessionSwitcher:
         try:
             session = self.store.open(key, model=self.runtime.loop.model_name, create=False)
         except SessionError as e:
-            self.app.notify(str(e), severity="error", timeout=10)
+            self.notify(str(e), severity="error", timeout=10)
             return False
         self.session, self.key = session, key
         await self._show(session)
         return True
 
     async def _show(self, session: Session) -> None:
-        app = self.app
-        await self._reset_panes()
-        calls = await app.conversation.load_history(session.messages)
-        for block in calls:
-            app.timeline.add_call(block.call_id, block.tool_name, block.arguments)
-            app.timeline.finish_call(block.call_id, block.status, block.duration_ms)
-        self.refresh_budget()
-        app.status.session = short_key(session.key)
+        await self._show_event(PanesCleared(self.token_budget))
+        await self._show_event(HistoryLoaded(session.messages))
+        await self.refresh_budget()
+        await self._show_event(SessionLabelled(short_key(session.key)))
         title = session.info.title or short_key(session.key)
-        app.notify(f"Resumed: {title}")
+        self.notify(f"Resumed: {title}")
 
-    def refresh_budget(self) -> None:
+    async def refresh_budget(self) -> None:
         """Show the loop's current context estimate (after a turn, or on resume)."""
         if self.session is None:
             return
@@ -118,13 +130,14 @@ class SessionSwitcher:
             budget = self.runtime.loop.budget(self.session)
         except Exception:  # the gauge is informative; never let it break the app
             return
-        self.app.gauge.set_budget(budget.estimated_tokens, budget.budget, budget.threshold)
-        self.app.status.budget_summary = self.app.gauge.summary()
+        await self._show_event(
+            BudgetChanged(budget.estimated_tokens, budget.budget, budget.threshold)
+        )
 
     def browse(self) -> None:
         from picobot_tui.widgets.session_browser import SessionBrowserScreen
 
-        self.app.push_screen(SessionBrowserScreen(self.store), self._browsed)
+        self.push_screen(SessionBrowserScreen(self.store), self._browsed)
 
     async def _browsed(self, result: tuple[str, str | None] | None) -> None:
         if not result:
@@ -137,12 +150,12 @@ class SessionSwitcher:
 
     def export(self) -> Path | None:
         if self.session is None:
-            self.app.notify("Nothing to export yet: send a message first")
+            self.notify("Nothing to export yet: send a message first")
             return None
         try:
             path = self.store.export_file(self.session.key, Path.cwd())
         except (OSError, SessionError) as e:
-            self.app.notify(f"Export failed: {e}", severity="error")
+            self.notify(f"Export failed: {e}", severity="error")
             return None
-        self.app.notify(f"Exported to {path}")
+        self.notify(f"Exported to {path}")
         return path
