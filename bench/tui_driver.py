@@ -121,7 +121,7 @@ async def _send(app: Any, text: str) -> float:
 
 async def _turn_done(app: Any, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
-    while not (app.router.last_outcome is not None and not app.busy):
+    while not (app.lifecycle.outcome is not None and not app.busy):
         if time.monotonic() > deadline:
             raise TimeoutError("the turn did not finish")
         await asyncio.sleep(0.01)
@@ -167,7 +167,7 @@ async def mode_stream(app: Any, frames: Frames, params: dict[str, Any]) -> dict[
         "wall": last - t0,
         "cpu": cpu,
         "frames": frames.count,
-        "outcome": app.router.last_outcome,
+        "outcome": app.lifecycle.outcome,
     }
 
 

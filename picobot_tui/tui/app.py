@@ -39,8 +39,10 @@ from picobot_tui.tui.commands import (
 )
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.peek import peek_ui
+from picobot_tui.tui.turn_lifecycle import TurnLifecycle
 from picobot_tui.tui.view_events import (
     AppStarted,
+    AppStarting,
     ConversationCleared,
     ModelShown,
     NoticeShown,
@@ -119,13 +121,14 @@ class PicobotApp(App[int]):
         """Settings, runtime and session are loaded (messages sent before wait in `queue`)."""
         self.start_error: RunError | None = None
         """Why the app exited while starting (e.g. a config error), for `run_app`."""
-        self.busy = False
-        self._interrupted = False
+        self.lifecycle = TurnLifecycle()
+        """The turn's state; control flow reads it, the router moves it and shows it."""
         self.idle_gc = IdleCollector()
         self._unmounted = False
         self._signals: list[signal.Signals] = []
         self.sessions: SessionSwitcher
         self.router: EventRouter
+        """Made on mount (it holds the panes)."""
 
     # -- layout ------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -167,6 +170,16 @@ class PicobotApp(App[int]):
         return self.screen_stack[0]
 
     async def on_mount(self) -> None:
+        from picobot_tui.tui.router import EventRouter
+
+        self.router = EventRouter(
+            self.conversation,
+            self.timeline,
+            self.gauge,
+            self.status,
+            lifecycle=self.lifecycle,
+            ring=self.ring,
+        )
         self.theme_changed_signal.subscribe(self, lambda _theme: self._rich_theme())
         self._handle_signals()
         if self.settings is not None:
@@ -174,8 +187,7 @@ class PicobotApp(App[int]):
             return
         # Paint first: the settings (pydantic-settings) and the core take ~0.2 s to import.
         self._apply_ui(peek_ui())
-        self.status.model = self.options.model or ""
-        self.status.state = "starting"
+        await self.router.apply(AppStarting(self.options.model or ""))
         self.call_after_refresh(self._start)
 
     def _apply_ui(self, ui: dict[str, Any]) -> None:
@@ -236,18 +248,14 @@ class PicobotApp(App[int]):
             from picobot_tui.run.logs import setup_logging
 
             setup_logging(settings.log_path, self.runtime.scrub, to_stderr=False)
-        from picobot_tui.tui.router import EventRouter
         from picobot_tui.tui.session_switcher import SessionSwitcher
 
-        self.router = EventRouter(
-            self.conversation, self.timeline, self.gauge, self.status, ring=self.ring
-        )
         self.sessions = SessionSwitcher(
             self.runtime,
             token_budget=settings.agents.defaults.token_budget,
             show=self.router.apply,
             notify=self.notify,
-            busy=lambda: self.busy,
+            busy=lambda: self.lifecycle.running,
             push_screen=self.push_screen,
         )
         await self.router.apply(
@@ -264,7 +272,7 @@ class PicobotApp(App[int]):
 
     def _idle_gc_tick(self) -> None:
         self.idle_gc.tick(
-            now=time.monotonic(), last_input=self.typing.last_key_time, busy=self.busy
+            now=time.monotonic(), last_input=self.typing.last_key_time, busy=self.lifecycle.running
         )
 
     def on_unmount(self) -> None:
@@ -294,7 +302,7 @@ class PicobotApp(App[int]):
 
     async def _quit(self, code: int) -> None:
         """Cancel the running turn (the session records it), then exit with `code`."""
-        if self.busy:
+        if self.lifecycle.running:
             self.action_interrupt()
             await self.wait_idle()
         self.exit(code, return_code=code)
@@ -317,6 +325,11 @@ class PicobotApp(App[int]):
             self.typing.key_pressed()
             self.call_after_refresh(self.typing.painted)
         await super().on_event(event)
+
+    @property
+    def busy(self) -> bool:
+        """The agent worker (a turn or a compaction) is running."""
+        return self.lifecycle.running
 
     def on_resize(self) -> None:
         hide_gauge = self.main_screen.has_class("-hide-gauge")
@@ -358,7 +371,7 @@ class PicobotApp(App[int]):
                 self.prompt.text = message.text
                 return
             await self.run_action(slash_action(*slash))
-        elif self.busy or not self.ready:
+        elif self.lifecycle.running or not self.ready:
             self.queue.append(message.text)
             self.prompt.set_queue(self.queue)
         else:
@@ -372,8 +385,7 @@ class PicobotApp(App[int]):
         session = await self.sessions.ensure_open()
         if session is None:
             return
-        self.busy = True
-        self._interrupted = False
+        self.lifecycle.begin()
         await self.router.apply(UserSent(text))
         self.run_turn(text)
 
@@ -403,11 +415,11 @@ class PicobotApp(App[int]):
             WorkerState.CANCELLED,
         ):
             return
-        self.busy = False
+        self.lifecycle.end()
         await self.sessions.refresh_budget()
-        if self.router.state != "idle":
-            await self.router.finish_turn("cancelled" if self._interrupted else "error")
-        if self._interrupted or self.router.last_outcome == "cancelled":
+        if self.lifecycle.phase != "idle":
+            await self.router.finish_turn("cancelled" if self.lifecycle.cancelling else "error")
+        if self.lifecycle.cancelled:
             if self.queue:  # give queued messages back for editing rather than sending them
                 pending = "\n\n".join(self.queue)
                 current = self.prompt.text
@@ -434,8 +446,7 @@ class PicobotApp(App[int]):
             await self.send(text)
 
     def action_interrupt(self) -> None:
-        if self.busy:
-            self._interrupted = True
+        if self.lifecycle.cancel():
             self.workers.cancel_group(self, "agent")
 
     async def wait_idle(self) -> None:
@@ -536,16 +547,14 @@ class PicobotApp(App[int]):
             self.sessions.browse()
 
     def action_compact(self) -> None:
-        if self.busy:
+        if self.lifecycle.running:
             self.notify("Wait for the turn to finish (or Esc) before compacting")
             return
         session = self.sessions.session
         if session is None:
             self.notify("Nothing to compact yet")
             return
-        self.busy = True
-        self._interrupted = False
-        self.router.last_outcome = None
+        self.lifecycle.begin()
         self.router.state = "compacting"
         self.run_compact()
 
@@ -556,7 +565,7 @@ class PicobotApp(App[int]):
         await self._consume(self.runtime.loop.compact(self.sessions.session))
         if self.router.compressions == before:
             self.notify("Nothing to compress: the history is already small")
-        if self.router.last_outcome is None:
+        if self.lifecycle.outcome is None:
             await self.router.finish_turn("final")
 
     def action_export(self) -> None:

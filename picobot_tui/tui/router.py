@@ -29,9 +29,11 @@ from picobot_tui.core.events import (
     UsageUpdated,
 )
 from picobot_tui.core.textsafe import safe_value
+from picobot_tui.tui.turn_lifecycle import Phase, TurnLifecycle
 from picobot_tui.tui.view_events import (
     VIEW_EVENTS,
     AppStarted,
+    AppStarting,
     ConversationCleared,
     HistoryLoaded,
     ModelShown,
@@ -79,6 +81,7 @@ class EventRouter:
         gauge: BudgetGauge,
         status: StatusBar,
         *,
+        lifecycle: TurnLifecycle | None = None,
         ring: Callable[[], None] = lambda: None,
     ) -> None:
         self.conversation = conversation
@@ -86,15 +89,17 @@ class EventRouter:
         self.gauge = gauge
         self.status = status
         self.ring = ring
-        self.last_outcome: str | None = None
+        self.lifecycle = lifecycle or TurnLifecycle()
         self.compressions = 0
 
     @property
-    def state(self) -> str:
-        return self.status.state
+    def state(self) -> Phase:
+        return self.lifecycle.phase
 
     @state.setter
-    def state(self, value: str) -> None:
+    def state(self, value: Phase) -> None:
+        """Moves the lifecycle's phase and shows it: the status bar only displays it."""
+        self.lifecycle.phase = value
         self.status.state = value
 
     async def apply(self, event: Event | ViewEvent) -> None:
@@ -105,7 +110,7 @@ class EventRouter:
         conv = self.conversation
         match event:
             case TurnStarted():
-                self.last_outcome = None
+                self.lifecycle.outcome = None
                 self.status.model = event.model
                 self.state = "thinking"
             case TextDelta():
@@ -162,9 +167,9 @@ class EventRouter:
 
     async def finish_turn(self, outcome: str) -> None:
         """End of a turn: freeze text, close calls still running, go idle, ring."""
-        if self.last_outcome is not None:
+        if self.lifecycle.outcome is not None:
             return
-        self.last_outcome = outcome
+        self.lifecycle.outcome = outcome
         cancelled = outcome == "cancelled"
         await self.conversation.end_text(interrupted=cancelled)
         for call_id in self.conversation.running_calls():
@@ -179,6 +184,9 @@ class EventRouter:
     async def _apply_view(self, event: ViewEvent) -> None:
         # Stored history is the conversation pane's to make safe (load_history), as before.
         match event:
+            case AppStarting():
+                self.status.model = event.model
+                self.state = "starting"
             case AppStarted():
                 self.status.model = event.model
                 self.state = "idle"

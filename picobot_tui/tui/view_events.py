@@ -11,6 +11,13 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class AppStarting:
+    """The first frame, before the settings are loaded: the model asked for, `starting`."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class AppStarted:
     """Settings and runtime are loaded: show the model, go idle, size the gauge."""
 
@@ -67,7 +74,8 @@ class ConversationCleared:
 
 
 ViewEvent = (
-    AppStarted
+    AppStarting
+    | AppStarted
     | PanesCleared
     | SessionLabelled
     | HistoryLoaded
@@ -77,6 +85,7 @@ ViewEvent = (
     | ConversationCleared
 )
 VIEW_EVENTS = (
+    AppStarting,
     AppStarted,
     PanesCleared,
     SessionLabelled,
