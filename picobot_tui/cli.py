@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from picobot_tui import __version__
+from picobot_tui.run.exit_codes import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 
 if TYPE_CHECKING:
     from picobot_tui.core.sessions import SessionStore
@@ -36,7 +43,7 @@ def _fail(message: str, code: int) -> NoReturn:
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"picobot {__version__}")
-        raise typer.Exit()
+        raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
@@ -83,7 +90,7 @@ def _refuse_ignored_flags(ctx: typer.Context, mode: str) -> None:
             from picobot_tui.core.paths import picobot_home
 
             why = why.format(log=picobot_home() / "data" / "logs" / "picobot.log")
-        _fail(f"{flag} does not apply to {mode}: {why}.", 2)
+        _fail(f"{flag} does not apply to {mode}: {why}.", EXIT_USAGE)
 
 
 @app.command()
@@ -128,7 +135,7 @@ def agent(
         model=model, session=session, workspace=workspace, max_tokens=max_tokens, logs=logs
     )
     if json_mode and message is not None:
-        _fail("--json reads messages from stdin; don't combine it with -m.", 2)
+        _fail("--json reads messages from stdin; don't combine it with -m.", EXIT_USAGE)
     if message is None:
         _refuse_ignored_flags(ctx, "--json" if json_mode else "the TUI")
     try:
@@ -138,7 +145,7 @@ def agent(
             code = run_json(opts, yes=yes)
         elif message is not None:
             if not message.strip():
-                _fail("the message is empty.", 2)
+                _fail("the message is empty.", EXIT_USAGE)
             from picobot_tui.headless.text import HeadlessFlags, run_message
 
             flags = HeadlessFlags(stream=stream, show_tools=show_tools, markdown=markdown, yes=yes)
@@ -156,7 +163,7 @@ def agent(
     except RunError as e:
         _fail(e.message, e.code)
     except KeyboardInterrupt:
-        code = 130
+        code = EXIT_INTERRUPTED
     raise typer.Exit(code)
 
 
@@ -176,7 +183,7 @@ def _resolve(store: SessionStore, raw: str) -> str:
     try:
         return store.resolve(raw)
     except SessionError as e:
-        _fail(str(e), 2)
+        _fail(str(e), EXIT_USAGE)
 
 
 @sessions_app.command("list")
@@ -241,7 +248,7 @@ def sessions_export(
 ) -> None:
     """Export a session (Markdown)."""
     if fmt not in ("md", "markdown"):
-        _fail(f"unknown format {fmt!r}; supported: md", 2)
+        _fail(f"unknown format {fmt!r}; supported: md", EXIT_USAGE)
     store = _store()
     text = store.export_markdown(_resolve(store, session_id))
     if output is None:
@@ -250,7 +257,7 @@ def sessions_export(
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as e:
-            _fail(f"cannot write {output}: {e.strerror or e}", 2)
+            _fail(f"cannot write {output}: {e.strerror or e}", EXIT_USAGE)
         typer.echo(f"wrote {output}", err=True)
 
 
@@ -263,7 +270,7 @@ def sessions_rename(session_id: str, title: str) -> None:
     try:
         store.rename(_resolve(store, session_id), title)
     except SessionError as e:  # e.g. open in another picobot process
-        _fail(str(e), 1)
+        _fail(str(e), EXIT_ERROR)
 
 
 @sessions_app.command("delete")
@@ -275,13 +282,13 @@ def sessions_delete(
     store = _store()
     key = _resolve(store, session_id)
     if not yes and not typer.confirm(f"Delete {key}?", err=True):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_ERROR)
     from picobot_tui.core.sessions import SessionError
 
     try:
         store.delete(key)
     except SessionError as e:  # e.g. open in another picobot process
-        _fail(str(e), 1)
+        _fail(str(e), EXIT_ERROR)
 
 
 @app.command()
@@ -305,7 +312,7 @@ def doctor() -> None:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(143)
+    raise SystemExit(EXIT_TERMINATED)
 
 
 def main() -> None:
@@ -317,4 +324,4 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)

@@ -30,14 +30,10 @@ from picobot_tui.core.approval import ApprovalRequest, Decision
 from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
 from picobot_tui.core.loop import STORAGE_ERROR
 from picobot_tui.core.sessions import SessionError
-from picobot_tui.headless.text import (
-    EXIT_ERROR,
-    EXIT_OK,
-    install_signal_handlers,
-    print_warnings,
-    signal_exit,
-)
+from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import Run, RunError, RunOptions, open_run, open_session
+from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK
+from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 DECISIONS = ("allow", "allow_session", "always", "deny")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from collections.abc import Callable
 from contextlib import aclosing
@@ -34,9 +33,11 @@ from picobot_tui.core.events import (
 )
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.visible import visible
+from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import RunOptions, open_run
+from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
+from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
 
 
@@ -232,30 +233,6 @@ def tty_confirm(
         return "allow" if answer in ("y", "yes") else "deny"
 
     return confirm
-
-
-def print_warnings(warnings: list[str], err: IO[str]) -> None:
-    for warning in warnings:
-        err.write(f"picobot: warning: {warning}\n")
-    err.flush()
-
-
-def install_signal_handlers(task: asyncio.Task[Any], received: list[int]) -> None:
-    """SIGINT/SIGTERM cancel the turn so the loop can record a consistent session."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-
-        def handler(sig: int = sig) -> None:
-            if received:  # a second signal: stop waiting for clean-up
-                raise SystemExit(EXIT_INTERRUPTED if sig == signal.SIGINT else EXIT_TERMINATED)
-            received.append(sig)
-            task.cancel()
-
-        loop.add_signal_handler(sig, handler)
-
-
-def signal_exit(received: list[int]) -> int:
-    return EXIT_TERMINATED if received and received[0] == signal.SIGTERM else EXIT_INTERRUPTED
 
 
 async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:

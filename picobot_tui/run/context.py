@@ -13,6 +13,7 @@ from picobot_tui.config.settings import ConfigError, Settings, load_settings
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.llm.demo import is_demo
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
+from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_USAGE
 from picobot_tui.run.logs import setup_logging
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.run.runtime import Runtime, build_runtime, ensure_workspace
@@ -32,10 +33,10 @@ def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
     try:
         settings, warnings = load_settings()
     except ConfigError as e:
-        raise RunError(str(e), 2) from None
+        raise RunError(str(e), EXIT_USAGE) from None
     if opts.max_tokens is not None:
         if opts.max_tokens < 1:
-            raise RunError("--max-tokens must be a positive number of tokens.", 2)
+            raise RunError("--max-tokens must be a positive number of tokens.", EXIT_USAGE)
         settings.agents.defaults.max_tokens = opts.max_tokens
     if opts.workspace is not None:
         settings.agents.defaults.workspace = str(opts.workspace.expanduser().resolve())
@@ -91,12 +92,12 @@ def open_session(runtime: Runtime, raw: str | None, model: str, *, lazy: bool = 
         except SessionNotFound:
             raise
         except SessionError as e:  # a malformed id: a usage error, like an unknown one
-            raise RunError(str(e), 2) from None
+            raise RunError(str(e), EXIT_USAGE) from None
         return store.open(key, model=model, create=False)
     except SessionNotFound as e:
-        raise RunError(str(e), 2) from None  # its message already says where to look
+        raise RunError(str(e), EXIT_USAGE) from None  # its message already says where to look
     except SessionError as e:  # in use by another process, or the disk refused
-        raise RunError(str(e), 1) from None
+        raise RunError(str(e), EXIT_ERROR) from None
 
 
 @contextmanager
@@ -111,7 +112,7 @@ def open_run(
     setup_logging(settings.log_path, runtime.scrub, to_stderr=opts.logs)
     problem = budget_problem(runtime) or credentials_problem(settings, model)
     if problem:
-        raise RunError(problem, 2)
+        raise RunError(problem, EXIT_USAGE)
     session = open_session(runtime, opts.session, model, lazy=lazy)
     try:
         yield Run(settings, runtime, session, warnings)

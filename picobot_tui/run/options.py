@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from picobot_tui.run.exit_codes import EXIT_USAGE
+
 
 class RunError(Exception):
-    """A problem the user must fix; `code` is the process exit code."""
+    """A problem the user must fix; `code` is the process exit code (see `run.exit_codes`)."""
 
-    def __init__(self, message: str, code: int = 2) -> None:
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
