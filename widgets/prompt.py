@@ -27,18 +27,40 @@ class SlashCommand(NamedTuple):
 
 
 class PromptInput(KeyFirstTextArea):
-    """A TextArea whose Enter submits instead of inserting a newline."""
+    """A TextArea whose Enter submits instead of inserting a newline.
+
+    Up/Down/Tab/Escape it hands up as `Navigate` when the parent set (attributes down) that
+    they mean something there: the completion list is open, or the history can be walked
+    from where the cursor is. The decision is made here, when the key arrives, because the
+    message is handled later; other keys stay the TextArea's."""
+
+    completing = False
+    """The completion list is open: Up/Down/Tab/Escape are its keys."""
+    has_history = False
+    """There are sent messages to walk back to with Up (from the first line)."""
+    in_history = False
+    """A history entry is shown: Down (from the last line) walks forward."""
 
     class Submit(Message):
         pass
 
     class Navigate(Message):
-        """Up/Down/Tab/Escape the parent may want (history, completion)."""
+        """Up/Down/Tab/Escape for the parent (history, completion)."""
 
         def __init__(self, key: str) -> None:
             super().__init__()
             self.key = key
-            self.handled = False
+
+    def navigates(self, key: str) -> bool:
+        """Whether `key` is the parent's (see the class docstring)."""
+        if self.completing:
+            return key in ("up", "down", "tab", "escape")
+        row, _ = self.cursor_location
+        if key == "up":
+            return row == 0 and self.has_history
+        if key == "down":
+            return self.in_history and row == self.document.line_count - 1
+        return False
 
     async def key_first(self, event: events.Key) -> bool:
         key = event.key
@@ -47,11 +69,9 @@ class PromptInput(KeyFirstTextArea):
         elif key in ("shift+enter", "ctrl+j"):
             start, end = self.selection
             self.insert_as_typed("\n", start, end)
-        elif not (
-            key in ("up", "down", "tab", "escape")
-            and isinstance(self.parent, PromptArea)
-            and self.parent.handle_navigation(key)
-        ):
+        elif self.navigates(key):
+            self.post_message(self.Navigate(key))
+        else:
             return False
         event.stop()
         event.prevent_default()
@@ -97,7 +117,7 @@ class PromptArea(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#queue").display = False
-        self.completions.display = False
+        self._show_completions(False)
 
     @property
     def input(self) -> PromptInput:
@@ -137,43 +157,48 @@ class PromptArea(Vertical):
             return
         if not self.history or self.history[-1] != text:
             self.history.append(text)
-        self._history_index = None
+        self._set_history_index(None)
+        self.input.has_history = True
         self.input.clear()
         self.post_message(self.Submitted(text))
 
-    def handle_navigation(self, key: str) -> bool:
-        """Up/Down/Tab/Escape: completion first, then history. True if consumed."""
+    def on_prompt_input_navigate(self, message: PromptInput.Navigate) -> None:
+        """Up/Down/Tab/Escape the input handed up: completion first, then history."""
+        message.stop()
+        key = message.key
         if self.completions.display:
             if key == "up":
                 self.completions.action_cursor_up()
-                return True
-            if key == "down":
+            elif key == "down":
                 self.completions.action_cursor_down()
-                return True
-            if key == "tab":
-                return self._accept_completion()
-            if key == "escape":
-                self.completions.display = False
-                return True
-        row, _ = self.input.cursor_location
-        if key == "up" and row == 0 and self.history:
+            elif key == "tab":
+                self._accept_completion()
+            elif key == "escape":
+                self._show_completions(False)
+            return
+        if key == "up" and self.history:
             if self._history_index is None:
                 self._draft = self.input.text
-                self._history_index = len(self.history) - 1
-            elif self._history_index > 0:
-                self._history_index -= 1
-            self.text = self.history[self._history_index]
-            return True
-        last_row = row == self.input.document.line_count - 1
-        if key == "down" and self._history_index is not None and last_row:
-            self._history_index += 1
-            if self._history_index >= len(self.history):
-                self._history_index = None
+                index = len(self.history) - 1
+            else:
+                index = max(self._history_index - 1, 0)
+            self._set_history_index(index)
+            self.text = self.history[index]
+        elif key == "down" and self._history_index is not None:
+            if self._history_index + 1 >= len(self.history):
+                self._set_history_index(None)
                 self.text = self._draft
             else:
+                self._set_history_index(self._history_index + 1)
                 self.text = self.history[self._history_index]
-            return True
-        return False
+
+    def _set_history_index(self, index: int | None) -> None:
+        self._history_index = index
+        self.input.in_history = index is not None
+
+    def _show_completions(self, show: bool) -> None:
+        self.completions.display = show
+        self.input.completing = show
 
     # -- completion ----------------------------------------------------------------------
     def matches(self, text: str) -> list[SlashCommand]:
@@ -186,7 +211,7 @@ class PromptArea(Vertical):
         matches = self.matches(self.input.text)
         exact = len(matches) == 1 and f"/{matches[0].name}" == self.input.text
         if not matches or exact:
-            self.completions.display = False
+            self._show_completions(False)
             return
         self.completions.clear_options()
         for c in matches:
@@ -197,7 +222,7 @@ class PromptArea(Vertical):
             )
             self.completions.add_option(Option(label, id=c.name))
         self.completions.highlighted = 0
-        self.completions.display = True
+        self._show_completions(True)
 
     def _accept_completion(self, submit: bool = False) -> bool:
         index = self.completions.highlighted
@@ -207,7 +232,7 @@ class PromptArea(Vertical):
         command = next((c for c in self.commands if c.name == option.id), None)
         if command is None:
             return False
-        self.completions.display = False
+        self._show_completions(False)
         if submit and not command.args:
             self.text = f"/{command.name}"
             self.on_prompt_input_submit(PromptInput.Submit())
