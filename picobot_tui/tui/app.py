@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import time
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
@@ -28,7 +27,7 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
-from picobot_tui.run.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+from picobot_tui.run.exit_codes import EXIT_OK
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
@@ -37,6 +36,7 @@ from picobot_tui.tui.commands import (
     parse_slash,
     slash_action,
 )
+from picobot_tui.tui.exit_signals import ExitSignals
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.peek import peek_ui
 from picobot_tui.tui.turn_lifecycle import TurnLifecycle
@@ -125,7 +125,7 @@ class PicobotApp(App[int]):
         """The turn's state; control flow reads it, the router moves it and shows it."""
         self.idle_gc = IdleCollector()
         self._unmounted = False
-        self._signals: list[signal.Signals] = []
+        self.exit_signals = ExitSignals(self._on_signal)
         self.sessions: SessionSwitcher
         self.router: EventRouter
         """Made on mount (it holds the panes)."""
@@ -181,7 +181,8 @@ class PicobotApp(App[int]):
             ring=self.ring,
         )
         self.theme_changed_signal.subscribe(self, lambda _theme: self._rich_theme())
-        self._handle_signals()
+        if not self.is_headless:
+            self.exit_signals.install()
         if self.settings is not None:
             await self._start()
             return
@@ -226,28 +227,21 @@ class PicobotApp(App[int]):
                 return False
         settings = self.settings
         self._apply_ui(settings.ui.model_dump())
-        if self.runtime is None:
-            from picobot_tui.run.runtime import build_runtime
+        from picobot_tui.tui.loading import ready_runtime
 
-            self.runtime = build_runtime(
+        try:
+            self.runtime = ready_runtime(
                 settings,
-                model=self.options.model,
-                workspace=self.options.workspace,
+                self.options,
+                self.runtime,
                 confirm=self.confirm,
                 model_client=self._model_client,
+                log_to_file=not self.deterministic,
             )
-            from picobot_tui.run.context import budget_problem
-
-            if problem := budget_problem(self.runtime):  # a config error, like the CLI's
-                self.start_error = RunError(problem, EXIT_USAGE)
-                self.exit(EXIT_USAGE, return_code=EXIT_USAGE)
-                return False
-        else:
-            self.runtime.loop.confirm = self.confirm
-        if not self.deterministic:
-            from picobot_tui.run.logs import setup_logging
-
-            setup_logging(settings.log_path, self.runtime.scrub, to_stderr=False)
+        except RunError as e:
+            self.start_error = e
+            self.exit(e.code, return_code=e.code)
+            return False
         from picobot_tui.tui.session_switcher import SessionSwitcher
 
         self.sessions = SessionSwitcher(
@@ -278,26 +272,10 @@ class PicobotApp(App[int]):
     def on_unmount(self) -> None:
         self._unmounted = True
         self.idle_gc.uninstall()
-        if self._signals:
-            loop = asyncio.get_running_loop()
-            for sig in self._signals:
-                loop.remove_signal_handler(sig)
-
-    def _handle_signals(self) -> None:
-        """SIGTERM (and SIGINT, which only `kill` sends: Ctrl+C is a key here) cancel the
-        turn like Esc, so the session records the partial answer, then exit 143 / 130. A
-        SystemExit raised from a plain handler could stop the loop before that."""
-        if self.is_headless:
-            return
-        loop = asyncio.get_running_loop()
-        for sig, code in ((signal.SIGTERM, EXIT_TERMINATED), (signal.SIGINT, EXIT_INTERRUPTED)):
-            try:
-                loop.add_signal_handler(sig, self._on_signal, code)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
-                continue
-            self._signals.append(sig)
+        self.exit_signals.uninstall()
 
     def _on_signal(self, code: int) -> None:
+        """SIGTERM / SIGINT (tui/exit_signals.py) cancel the turn like Esc, then exit."""
         self.run_worker(self._quit(code), group="terminate", exclusive=True)
 
     async def _quit(self, code: int) -> None:
