@@ -47,6 +47,7 @@ from picobot_tui.tui.view_events import (
     ModelShown,
     NoticeShown,
     UserSent,
+    ViewEvent,
 )
 from picobot_tui.widgets.blocks import Block, code_blocks
 from picobot_tui.widgets.budget_gauge import BudgetGauge
@@ -316,30 +317,21 @@ class PicobotApp(App[int]):
     @work(thread=True, group="warm", exit_on_error=False)
     def warm_model(self) -> None:
         """Import and prepare the model client off the UI thread (after the first frame)."""
+        from picobot_tui.tui.loading import warm_up
+
         assert self.runtime is not None and self.settings is not None
-        if not self.deterministic:  # snapshots must not depend on whether bwrap is installed
-            from picobot_tui.core.tools.sandbox import exec_sandbox_note
+        warm_up(
+            self.settings,
+            self.runtime,
+            deterministic=self.deterministic,
+            check_credentials=self._model_client is None,
+            show=self._show_from_thread,
+            imported=partial(self.call_from_thread, self._start_idle_gc),
+        )
 
-            # Probing bwrap runs a process (~7 ms): off the UI thread, and cached for exec.
-            note = exec_sandbox_note(self.settings.tools.exec)
-            self.call_from_thread(setattr, self.status, "exec_note", note)
-        warm = getattr(self.runtime.model, "warm", None)
-        if callable(warm):
-            try:
-                warm(self.runtime.loop.model_name)
-            except Exception as e:  # a failed warm-up shows on the first real call
-                log.warning("model warm-up failed: %s", e)
-        if not self.deterministic:
-            # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
-            self.call_from_thread(self._start_idle_gc)
-        if self._model_client is None:
-            from picobot_tui.run.context import credentials_hint
-
-            problem = credentials_hint(self.settings, self.runtime.loop.model_name)
-            if problem:
-                # Via call_later: mypy cannot type call_from_thread with a coroutine function.
-                notice = NoticeShown("error", problem)
-                self.call_from_thread(self.call_later, self.router.apply, notice)
+    def _show_from_thread(self, event: ViewEvent) -> None:
+        # Via call_later: mypy cannot type call_from_thread with a coroutine function.
+        self.call_from_thread(self.call_later, self.router.apply, event)
 
     # -- sending and the turn worker ---------------------------------------------------
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:

@@ -6,6 +6,7 @@ wait for.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -13,11 +14,14 @@ from picobot_tui.run.context import budget_problem
 from picobot_tui.run.exit_codes import EXIT_USAGE
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.run.runtime import Runtime, build_runtime
+from picobot_tui.tui.view_events import ExecNoteShown, NoticeShown, ViewEvent
 
 if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
     from picobot_tui.core.approval import ApprovalRequest, Decision
     from picobot_tui.core.llm.model import ModelClient
+
+log = logging.getLogger("picobot")
 
 
 def ready_runtime(
@@ -48,3 +52,35 @@ def ready_runtime(
 
         setup_logging(settings.log_path, runtime.scrub, to_stderr=False)
     return runtime
+
+
+def warm_up(
+    settings: Settings,
+    runtime: Runtime,
+    *,
+    deterministic: bool,
+    check_credentials: bool,
+    show: Callable[[ViewEvent], None],
+    imported: Callable[[], None],
+) -> None:
+    """Import and prepare the model client (in a thread, after the first frame). `show`
+    hands view events to the UI thread; `imported` runs once LiteLLM is imported."""
+    if not deterministic:  # snapshots must not depend on whether bwrap is installed
+        from picobot_tui.core.tools.sandbox import exec_sandbox_note
+
+        # Probing bwrap runs a process (~7 ms): off the UI thread, and cached for exec.
+        show(ExecNoteShown(exec_sandbox_note(settings.tools.exec)))
+    warm = getattr(runtime.model, "warm", None)
+    if callable(warm):
+        try:
+            warm(runtime.loop.model_name)
+        except Exception as e:  # a failed warm-up shows on the first real call
+            log.warning("model warm-up failed: %s", e)
+    if not deterministic:
+        # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
+        imported()
+    if check_credentials:
+        from picobot_tui.run.context import credentials_hint
+
+        if problem := credentials_hint(settings, runtime.loop.model_name):
+            show(NoticeShown("error", problem))

@@ -35,6 +35,7 @@ from picobot_tui.tui.view_events import (
     AppStarted,
     AppStarting,
     ConversationCleared,
+    ExecNoteShown,
     HistoryLoaded,
     ModelShown,
     NoticeShown,
@@ -210,6 +211,8 @@ class EventRouter:
                 await self.conversation.add_notice(event.kind, event.text)
             case ModelShown():
                 self.status.model = event.name
+            case ExecNoteShown():
+                self.status.exec_note = event.note
             case ConversationCleared():
                 await self.conversation.clear()
 

@@ -69,6 +69,13 @@ class ModelShown:
 
 
 @dataclass(frozen=True)
+class ExecNoteShown:
+    """The status bar's warning about exec's sandbox (empty when it is sandboxed)."""
+
+    note: str
+
+
+@dataclass(frozen=True)
 class ConversationCleared:
     """`/clear`: empty the conversation pane only (the session keeps its history)."""
 
@@ -82,6 +89,7 @@ ViewEvent = (
     | UserSent
     | NoticeShown
     | ModelShown
+    | ExecNoteShown
     | ConversationCleared
 )
 VIEW_EVENTS = (
@@ -93,6 +101,7 @@ VIEW_EVENTS = (
     UserSent,
     NoticeShown,
     ModelShown,
+    ExecNoteShown,
     ConversationCleared,
 )
 """The classes of `ViewEvent`, for isinstance checks."""
