@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import events
+from textual import events, messages
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -420,6 +420,19 @@ class ToolBlock(Block):
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")
         self._refresh_header()
+        # The transcript's stream layout reuses each block's cached height unless the block
+        # itself is marked for layout, and Textual (8.2) can skip that mark (Screen._on_layout
+        # tests the block against the dict of ancestors, not the set) when a child's Layout
+        # message is handled first, which happens on a loaded machine: the block then stayed
+        # one line high with its body drawn over the blocks below. So drop the parent's
+        # cached placements and ask for its layout (and the block's, before its children's).
+        if self.is_mounted:
+            self.screen.post_message(messages.Layout(self))
+            parent_layout = getattr(self.parent, "layout", None)
+            if hasattr(parent_layout, "_cached_placements"):
+                parent_layout._cached_placements = None
+            if self.parent is not None:
+                self.parent.refresh(layout=True)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
