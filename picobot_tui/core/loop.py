@@ -9,51 +9,36 @@ true (partial text marked interrupted, a "cancelled" result for every started to
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from picobot_tui.core import budget as budget_mod
 from picobot_tui.core import compaction
-from picobot_tui.core.approval import ConfirmFn, approval_needed, ask
+from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.context import ContextBuilder
 from picobot_tui.core.events import (
-    ApprovalRequested,
     BudgetChanged,
     ErrorEvent,
     Event,
     HistoryCompressed,
     Notice,
     Outcome,
-    Retrying,
     StuckDetected,
-    TextDelta,
-    ToolCallArgsDelta,
-    ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
-    UsageUpdated,
 )
 from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans
-from picobot_tui.core.llm.accumulator import ToolCallAccumulator
-from picobot_tui.core.llm.model import (
-    LLMError,
-    ModelClient,
-    ModelRequest,
-    ResentChunk,
-    TextChunk,
-    ToolCallChunk,
-    UsageChunk,
-)
-from picobot_tui.core.secret_guard import REFUSED, DeltaMasker, mask_arguments
+from picobot_tui.core.llm.model import LLMError, ModelClient, ModelRequest
+from picobot_tui.core.model_call import call_model, summarise
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import Session, SessionError, SessionStore
 from picobot_tui.core.sessions.files import clean_strings
 from picobot_tui.core.settings import CoreSettings
-from picobot_tui.core.tools.base import ToolError, ToolResult
+from picobot_tui.core.tool_step import run_tool
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
 from picobot_tui.core.turn_state import (
@@ -64,7 +49,6 @@ from picobot_tui.core.turn_state import (
     SessionState,
     TurnState,
     canonical_call,
-    fresh_id,
 )
 
 log = logging.getLogger("picobot.loop")
@@ -72,36 +56,6 @@ log = logging.getLogger("picobot.loop")
 STORAGE_ERROR = "storage"
 """The ErrorEvent kind of a session write that failed; front ends end the run (exit 1)."""
 _STOPPED_HINT = "Fix the cause of the errors above, then send a message again."
-
-
-def _wait_too_long(e: LLMError, wait: float, limit: float) -> tuple[str, str, str]:
-    """The ErrorEvent fields of a call whose provider asks for a longer wait than
-    maxRetryWait: it fails at once, naming the wait."""
-    base = e.message.rsplit(" — ", 1)[0].rstrip(".")
-    told = f"{wait:,.0f} s" + (f" (~{wait / 3600:.1f} h)" if wait >= 3600 else "")
-    message = (
-        f"{base} — the provider asks to wait {told} before a retry, longer than "
-        f"agents.defaults.maxRetryWait ({limit:g} s), so picobot did not wait."
-    )
-    hint = f"Try again in {told}, or raise agents.defaults.maxRetryWait to wait for it."
-    return message, e.kind, hint
-
-
-class _CountResent:
-    """A model client passing chunks through, counting the requests it sent again."""
-
-    def __init__(self, model: ModelClient) -> None:
-        self.model = model
-        self.resent = 0
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
-        async for chunk in self.model.stream(request):
-            if isinstance(chunk, ResentChunk):
-                self.resent += 1
-            yield chunk
-
-    def context_window(self, model: str) -> int | None:
-        return self.model.context_window(model)
 
 
 class AgentLoop:
@@ -212,7 +166,9 @@ class AgentLoop:
         summary, extra, strategy = "", 0, "drop"
         if cut.dropped and d.compaction == "summarize":
             try:
-                summary, extra = await self._summarise(cut.dropped, state, turn, room)
+                summary, extra = await summarise(
+                    self.model, self.model_name, cut.dropped, state, turn, room, d
+                )
                 strategy = "summarize"
             except LLMError as e:
                 log.warning("summary call failed, dropping instead: %s", e.message)
@@ -248,39 +204,6 @@ class AgentLoop:
             strategy=strategy,  # type: ignore[arg-type]
             extra_tokens=extra,
         )
-
-    async def _summarise(
-        self, dropped: list[dict[str, Any]], state: SessionState, turn: TurnState, room: int
-    ) -> tuple[str, int]:
-        """The summary call: returns the text and its cost in tokens; LLMError on failure."""
-        d = self.defaults
-        # The transcript may take what a normal call may: 75 % of the budget, in chars.
-        max_chars = int(d.token_budget * budget_mod.KEEP_RATIO / state.estimator.ratio) * 4
-        request = ModelRequest(
-            model=self.model_name,
-            messages=compaction.summary_request(dropped, max_chars - room * 4, room * 3 // 4),
-            tools=[],
-            max_tokens=min(d.max_tokens, room),
-            temperature=d.temperature,
-        )
-        turn.llm_calls += 1
-        counted = _CountResent(self.model)
-        try:
-            text, usage = await compaction.summarise(counted, request)
-        finally:  # a re-send is one more request, whether the summary came or not
-            turn.llm_calls += counted.resent
-            turn.retries += counted.resent
-        if usage is not None:
-            prompt, completion = usage.prompt_tokens, usage.completion_tokens
-            if usage.cost is not None:
-                turn.cost = (turn.cost or 0.0) + usage.cost
-                state.cost = (state.cost or 0.0) + usage.cost
-        else:
-            prompt = budget_mod.estimate_messages(request.messages)
-            completion = budget_mod.estimate_text(text)
-        turn.prompt_tokens += prompt
-        turn.completion_tokens += completion
-        return text, prompt + completion
 
     def _too_big(self, state: SessionState, fixed: int, estimate: int) -> str:
         """Why the turn stops budget_exhausted: the message itself, or the turn's context."""
@@ -472,10 +395,26 @@ class AgentLoop:
                 return
             iteration += 1
 
-            messages = [{"role": "system", "content": system}, *state.history]
+            request = ModelRequest(
+                model=self.model_name,
+                messages=[{"role": "system", "content": system}, *state.history],
+                tools=self._tool_schemas(),
+                max_tokens=d.max_tokens,
+                temperature=d.temperature,
+            )
             calls: list[dict[str, Any]] = []
             failure: LLMError | None = None
-            async for event in self._call_model(messages, state, turn, calls):
+            steps = call_model(
+                self.model,
+                request,
+                state,
+                turn,
+                calls,
+                defaults=self.defaults,
+                scrub=self.scrub,
+                sleep=self.sleep,
+            )
+            async for event in steps:
                 if isinstance(event, ErrorEvent):
                     failure = LLMError(event.message, kind=event.kind, transient=False)
                 yield event
@@ -513,7 +452,17 @@ class AgentLoop:
             stuck: StuckDetected | None = None
             for call in calls:
                 signature = None
-                async for event in self._run_tool(session, call, iteration, state, turn):
+                tool_events = run_tool(
+                    call,
+                    iteration,
+                    state,
+                    turn,
+                    settings=self.settings,
+                    tools=self.tools,
+                    confirm=self.confirm,
+                    record=functools.partial(self._record, session, state),
+                )
+                async for event in tool_events:
                     if isinstance(event, ToolCallStarted):
                         signature = canonical_call(event.name, event.arguments)
                     yield event
@@ -524,193 +473,3 @@ class AgentLoop:
             if stuck is not None:
                 self._record(session, state, {"role": "system", "content": STUCK_MESSAGE})
                 yield stuck
-
-    async def _call_model(
-        self,
-        messages: list[dict[str, Any]],
-        state: SessionState,
-        turn: TurnState,
-        calls: list[dict[str, Any]],
-    ) -> AsyncIterator[Event]:
-        """One model call with retries. Fills `turn.text` and `calls`; yields an ErrorEvent
-        (and nothing after it) when the call finally fails."""
-        d = self.defaults
-        request = ModelRequest(
-            model=self.model_name,
-            messages=messages,
-            tools=self._tool_schemas(),
-            max_tokens=d.max_tokens,
-            temperature=d.temperature,
-        )
-        failures = 0  # attempts of this call that failed
-        resent = 0  # requests the client sent again on its own
-        while True:
-            turn.text.clear()
-            acc = ToolCallAccumulator()
-            ids: dict[str, str] = {}  # provider id -> the id this session uses
-            maskers: dict[str, tuple[str, DeltaMasker]] = {}  # secrets out of the deltas
-            usage: UsageChunk | None = None
-            turn.llm_calls += 1
-            try:
-                async for chunk in self.model.stream(request):
-                    if isinstance(chunk, TextChunk):
-                        if chunk.text:
-                            turn.text.append(chunk.text)
-                            yield TextDelta(chunk.text)
-                    elif isinstance(chunk, ToolCallChunk):
-                        live = acc.add(chunk)
-                        if live is not None:
-                            if live[0] not in ids:
-                                taken = state.call_ids | set(ids.values())
-                                ids[live[0]] = fresh_id(live[0], taken)
-                            cid = ids[live[0]]
-                            masker = maskers.setdefault(cid, (live[1], DeltaMasker(self.scrub)))
-                            delta = masker[1].feed(live[2])
-                            if delta:
-                                yield ToolCallArgsDelta(cid, live[1], delta)
-                    elif isinstance(chunk, UsageChunk):
-                        usage = chunk
-                    elif isinstance(chunk, ResentChunk):
-                        # Every HTTP request is a model call in the trace, and a re-send is
-                        # a retry the user sees, even when LiteLLM made it.
-                        resent += 1
-                        turn.llm_calls += 1
-                        turn.retries += 1
-                        log.warning("the request was sent again: %s", chunk.reason)
-                        yield Retrying(resent, 1, 0.0, "bad_request", chunk.reason)
-                break
-            except LLMError as e:
-                failures += 1
-                delay = (
-                    e.retry_after
-                    if e.retry_after is not None
-                    else (d.retry_backoff * (2 ** (failures - 1)))
-                )
-                retry = e.transient and failures <= d.max_retries
-                if retry and e.retry_after is not None and e.retry_after > d.max_retry_wait:
-                    log.error("%s error asks for a %.0f s wait: not retried", e.kind, delay)
-                    yield ErrorEvent(*_wait_too_long(e, e.retry_after, d.max_retry_wait))
-                    return
-                if retry:
-                    turn.retries += 1
-                    log.warning("%s error, retrying in %.1f s: %s", e.kind, delay, e.message)
-                    yield Retrying(failures, d.max_retries, float(delay), e.kind, e.message)
-                    await self.sleep(delay)
-                    continue
-                log.error("model call failed (%s): %s", e.kind, e.message)
-                message = e.message
-                if e.transient and failures > 1:
-                    message = f"{e.message} (gave up after {failures} failed attempts)"
-                yield ErrorEvent(message, e.kind, e.hint)
-                return
-        for cid, (name, pending) in maskers.items():
-            if rest := pending.flush():
-                yield ToolCallArgsDelta(cid, name, rest)
-        for call in acc.calls():
-            call["id"] = ids.get(call["id"]) or fresh_id(call["id"], state.call_ids)
-            state.call_ids.add(call["id"])
-            fn = call["function"]
-            fn["arguments"], leaked = mask_arguments(self.scrub, fn.get("arguments") or "")
-            if leaked:
-                turn.secret_calls.add(call["id"])
-            calls.append(call)
-        self._account(messages, state, turn, usage)
-        yield UsageUpdated(
-            prompt_tokens=state.last_prompt_tokens,
-            completion_tokens=state.last_completion_tokens,
-            total_tokens=state.last_prompt_tokens + state.last_completion_tokens,
-            cost=usage.cost if usage else None,
-            session_cost=state.cost,
-            estimated=usage is None,
-        )
-
-    def _account(
-        self,
-        messages: list[dict[str, Any]],
-        state: SessionState,
-        turn: TurnState,
-        usage: UsageChunk | None,
-    ) -> None:
-        if usage is not None:
-            prompt, completion = usage.prompt_tokens, usage.completion_tokens
-            # The reported figure covers the system prompt and tool schemas too; the
-            # estimator holds the history's share so `estimate(history, fixed)` adds it back.
-            state.estimator.calibrate(messages[1:], prompt, state.fixed_tokens)
-            if usage.cost is not None:
-                turn.cost = (turn.cost or 0.0) + usage.cost
-                state.cost = (state.cost or 0.0) + usage.cost
-        else:
-            prompt = budget_mod.estimate_messages(messages)
-            completion = budget_mod.estimate_text("".join(turn.text))
-        state.last_prompt_tokens, state.last_completion_tokens = prompt, completion
-        turn.prompt_tokens += prompt
-        turn.completion_tokens += completion
-
-    async def _run_tool(
-        self,
-        session: Session,
-        call: dict[str, Any],
-        iteration: int,
-        state: SessionState,
-        turn: TurnState,
-    ) -> AsyncIterator[Event]:
-        fn = call["function"]
-        call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
-        t0 = time.monotonic()
-        args: dict[str, Any] | None = None
-        result: ToolResult
-        try:
-            if self.tools is None:
-                raise ToolError(f"unknown tool {name!r}: no tools are available")
-            args = self.tools.parse_arguments(name, raw)
-        except ToolError as e:
-            result = ToolResult(False, f"Error: {e}", "error")
-        yield ToolCallStarted(
-            call_id,
-            name,
-            args if args is not None else raw,
-            iteration,
-            self.defaults.max_tool_iterations,
-        )
-        if call_id in turn.secret_calls:  # refused before approval: nothing to say yes to
-            log.warning("tool %s (%s) refused: its arguments carry a secret", name, call_id)
-            args, result = None, ToolResult(False, REFUSED.format(name=name), "denied")
-        if args is not None and self.tools is not None:
-            decision = "allow"
-            if self.tools.needs_approval(name, args):
-                verdict = approval_needed(self.settings, self.tools, call_id, name, args, state)
-                if isinstance(verdict, ApprovalRequested):
-                    yield verdict
-                    decision = await ask(self.confirm, verdict, state)
-                else:
-                    decision = verdict
-            if decision == "deny":
-                result = ToolResult(
-                    False, f"Denied: the user did not allow this {name} call.", "denied"
-                )
-            elif decision == "readonly":
-                result = ToolResult(
-                    False,
-                    f"Denied: tools.approval is 'readonly', so {name} may not run.",
-                    "denied",
-                )
-            else:
-                t0 = time.monotonic()  # the duration is the tool's, not the user's thinking
-                result = await self.tools.execute(name, args)
-        duration = round((time.monotonic() - t0) * 1000, 1)
-        log.info("tool %s (%s) %s in %.0f ms", name, call_id, result.status, duration)
-        turn.tool_traces.append(ToolTrace(call_id, name, duration, result.ok, result.status))
-        # Recorded before the event goes out, so a crash or cancel keeps every finished result.
-        self._record(
-            session,
-            state,
-            {
-                "role": "tool",
-                "tool_call_id": call_id,
-                "name": name,
-                "content": result.content,
-                "status": result.status,
-            },
-        )
-        turn.open_calls.pop(call_id, None)
-        yield ToolCallFinished(call_id, name, result.ok, duration, result.content, result.status)

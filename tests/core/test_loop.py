@@ -13,7 +13,7 @@ from picobot_tui.core import events as ev
 from picobot_tui.core.approval import ApprovalRequest
 from picobot_tui.core.llm.model import LLMError, ResentChunk, TextChunk, ToolCallChunk, UsageChunk
 from picobot_tui.core.llm.scripted import ScriptedModel, Step, text, tool_call
-from picobot_tui.core.loop import STUCK_MESSAGE
+from picobot_tui.core.turn_state import STUCK_MESSAGE
 from picobot_tui.run.runtime import Runtime, build_runtime
 from tests.core.test_budget import assert_valid
 

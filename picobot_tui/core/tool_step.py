@@ -1,0 +1,94 @@
+"""The tool-execution step of a turn: one tool call from its raw arguments, through the
+secret refusal and the approval policy, to its result, recorded before it is shown."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from picobot_tui.core.approval import ConfirmFn, approval_needed, ask
+from picobot_tui.core.events import ApprovalRequested, Event, ToolCallFinished, ToolCallStarted
+from picobot_tui.core.secret_guard import REFUSED
+from picobot_tui.core.settings import CoreSettings
+from picobot_tui.core.tools.base import ToolError, ToolResult
+from picobot_tui.core.tools.registry import ToolRegistry
+from picobot_tui.core.tracing import ToolTrace
+from picobot_tui.core.turn_state import SessionState, TurnState
+
+# The loop's logger: these lines belong to the turn's log.
+log = logging.getLogger("picobot.loop")
+
+
+async def run_tool(
+    call: dict[str, Any],
+    iteration: int,
+    state: SessionState,
+    turn: TurnState,
+    *,
+    settings: CoreSettings,
+    tools: ToolRegistry | None,
+    confirm: ConfirmFn | None,
+    record: Callable[[dict[str, Any]], None],
+) -> AsyncIterator[Event]:
+    """Run one call the model asked for; yields ToolCallStarted, an ApprovalRequested when
+    the user is asked, then ToolCallFinished. `record` appends the result to the session."""
+    fn = call["function"]
+    call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
+    t0 = time.monotonic()
+    args: dict[str, Any] | None = None
+    result: ToolResult
+    try:
+        if tools is None:
+            raise ToolError(f"unknown tool {name!r}: no tools are available")
+        args = tools.parse_arguments(name, raw)
+    except ToolError as e:
+        result = ToolResult(False, f"Error: {e}", "error")
+    yield ToolCallStarted(
+        call_id,
+        name,
+        args if args is not None else raw,
+        iteration,
+        settings.agents.defaults.max_tool_iterations,
+    )
+    if call_id in turn.secret_calls:  # refused before approval: nothing to say yes to
+        log.warning("tool %s (%s) refused: its arguments carry a secret", name, call_id)
+        args, result = None, ToolResult(False, REFUSED.format(name=name), "denied")
+    if args is not None and tools is not None:
+        decision = "allow"
+        if tools.needs_approval(name, args):
+            verdict = approval_needed(settings, tools, call_id, name, args, state)
+            if isinstance(verdict, ApprovalRequested):
+                yield verdict
+                decision = await ask(confirm, verdict, state)
+            else:
+                decision = verdict
+        if decision == "deny":
+            result = ToolResult(
+                False, f"Denied: the user did not allow this {name} call.", "denied"
+            )
+        elif decision == "readonly":
+            result = ToolResult(
+                False,
+                f"Denied: tools.approval is 'readonly', so {name} may not run.",
+                "denied",
+            )
+        else:
+            t0 = time.monotonic()  # the duration is the tool's, not the user's thinking
+            result = await tools.execute(name, args)
+    duration = round((time.monotonic() - t0) * 1000, 1)
+    log.info("tool %s (%s) %s in %.0f ms", name, call_id, result.status, duration)
+    turn.tool_traces.append(ToolTrace(call_id, name, duration, result.ok, result.status))
+    # Recorded before the event goes out, so a crash or cancel keeps every finished result.
+    record(
+        {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "name": name,
+            "content": result.content,
+            "status": result.status,
+        }
+    )
+    turn.open_calls.pop(call_id, None)
+    yield ToolCallFinished(call_id, name, result.ok, duration, result.content, result.status)
