@@ -25,6 +25,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from .textual_compat import drop_cached_placements
 from .typing_monitor import TypingMonitor
 
 _FENCE_RE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
@@ -428,9 +429,7 @@ class ToolBlock(Block):
         # cached placements and ask for its layout (and the block's, before its children's).
         if self.is_mounted:
             self.screen.post_message(messages.Layout(self))
-            parent_layout = getattr(self.parent, "layout", None)
-            if hasattr(parent_layout, "_cached_placements"):
-                parent_layout._cached_placements = None
+            drop_cached_placements(self.parent)
             if self.parent is not None:
                 self.parent.refresh(layout=True)
 

@@ -32,6 +32,15 @@ def anchor_released(widget: Widget) -> bool:
     return bool(widget._anchor_released)
 
 
+def drop_cached_placements(widget: Widget | None) -> None:
+    """Make `widget`'s layout place its children anew on the next pass: Textual's
+    vertical/horizontal layouts cache placements in `_cached_placements` and a skipped
+    layout mark leaves them stale (see `ToolBlock` in blocks.py)."""
+    layout = getattr(widget, "layout", None)
+    if layout is not None and hasattr(layout, "_cached_placements"):
+        layout._cached_placements = None
+
+
 class KeyFirstTextArea(TextArea):
     """A TextArea that sees each key before TextArea's own handling (Textual's `_on_key`,
     which inserts text and runs before bindings)."""

@@ -8,6 +8,7 @@ from picobot_tui.widgets.textual_compat import (
     KeyFirstTextArea,
     ScrollUpdateHook,
     anchor_released,
+    drop_cached_placements,
 )
 from textual import events
 from textual.app import App, ComposeResult
@@ -27,6 +28,27 @@ def test_the_private_names_exist_with_the_signatures_used() -> None:
         "end",
     ]
     assert anchor_released(VerticalScroll()) is False  # set in Widget.__init__
+
+
+class _StreamHost(App[None]):
+    CSS = "#transcript { layout: stream; }"  # as styles/app.tcss lays out the transcript
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="transcript"):
+            for i in range(5):
+                yield Static(f"block {i}")
+
+
+async def test_cached_placements_are_what_the_stream_layout_reuses_and_can_be_dropped() -> None:
+    """Textual's stream layout keeps `_cached_placements` after a pass; dropping it is what
+    ToolBlock relies on to make the transcript place its blocks again."""
+    async with _StreamHost().run_test() as pilot:
+        transcript = pilot.app.query_one("#transcript")
+        await pilot.pause()
+        assert transcript.layout._cached_placements is not None  # filled by the layout pass
+        drop_cached_placements(transcript)
+        assert transcript.layout._cached_placements is None
+        drop_cached_placements(None)  # no parent: nothing to do
 
 
 class _Scroll(ScrollUpdateHook):
