@@ -11,6 +11,7 @@ Built on grimp, the import graph library under import-linter.
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -19,11 +20,16 @@ import grimp
 PACKAGE = "picobot_tui"
 
 
-def _file(module: str) -> Path | None:
-    import importlib.util
+_REPO_OF: tuple[str, str] = ("", "")
 
-    spec = importlib.util.find_spec(module)
-    return Path(spec.origin) if spec and spec.origin else None
+
+def _file(module: str) -> Path | None:
+    """The module's file in the installed-layout copy."""
+    base = Path(_REPO_OF[0], *module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.exists():
+            return path
+    return None
 
 
 def _group(module: str) -> str:
@@ -92,12 +98,22 @@ def cycles(graph: grimp.ImportGraph) -> None:
 
 
 def main() -> None:
-    graph = grimp.build_graph(PACKAGE, include_external_packages=False)
-    sizes(graph)
-    if "--sizes" in sys.argv:
-        return
-    folder_graph(graph)
-    cycles(graph)
+    # grimp does not follow setuptools' package-dir mapping of widgets/ and styles/: read a
+    # copy laid out as installed (the same one scripts/check_structure.py checks).
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from check_structure import ROOT, _installed_copy
+
+    with tempfile.TemporaryDirectory(prefix="picobot-structure-") as tmp:
+        _installed_copy(Path(tmp))
+        sys.path.insert(0, tmp)
+        graph = grimp.build_graph(PACKAGE, include_external_packages=False)
+        global _REPO_OF
+        _REPO_OF = (tmp, str(ROOT))
+        sizes(graph)
+        if "--sizes" in sys.argv:
+            return
+        folder_graph(graph)
+        cycles(graph)
 
 
 if __name__ == "__main__":
