@@ -429,9 +429,10 @@ class ToolBlock(Block):
         # cached placements and ask for its layout (and the block's, before its children's).
         if self.is_mounted:
             self.screen.post_message(messages.Layout(self))
-            drop_cached_placements(self.parent)
-            if self.parent is not None:
-                self.parent.refresh(layout=True)
+            parent = self.parent
+            if isinstance(parent, Widget):  # a mounted block's parent is the transcript
+                drop_cached_placements(parent)
+                parent.refresh(layout=True)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
