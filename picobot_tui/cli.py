@@ -155,7 +155,7 @@ def agent(
 
             startup_gc.pause()  # the app resumes it once its first frame is out
             try:
-                from picobot_tui.tui.app import run_app
+                from picobot_tui.tui.launch import run_app
 
                 code = run_app(opts)
             finally:

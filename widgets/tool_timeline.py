@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from .blocks import STATUS_ICONS, format_duration, one_line_args, status_style
+from .block_text import STATUS_ICONS, format_duration, one_line_args, status_style
 
 SPINNER = "◐◓◑◒"
 

@@ -11,7 +11,7 @@ class TypingMonitor:
     """The last key press (time.monotonic) and whether a frame was painted since.
 
     The app records keys into it; streaming blocks read it to time their appends
-    (widgets.blocks.append_delay)."""
+    (widgets.streaming.append_delay)."""
 
     last_key_time: float | None = None
     key_painted: bool = True

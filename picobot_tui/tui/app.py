@@ -27,8 +27,8 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
-from picobot_tui.run.exit_codes import EXIT_OK
 from picobot_tui.run.options import RunError, RunOptions
+from picobot_tui.tui import side_panes
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -38,6 +38,7 @@ from picobot_tui.tui.commands import (
 )
 from picobot_tui.tui.exit_signals import ExitSignals
 from picobot_tui.tui.idle_gc import IdleCollector
+from picobot_tui.tui.message_queue import MessageQueue
 from picobot_tui.tui.peek import peek_ui
 from picobot_tui.tui.turn_lifecycle import TurnLifecycle
 from picobot_tui.tui.view_events import (
@@ -49,7 +50,8 @@ from picobot_tui.tui.view_events import (
     UserSent,
     ViewEvent,
 )
-from picobot_tui.widgets.blocks import Block, code_blocks
+from picobot_tui.widgets.block_text import code_blocks
+from picobot_tui.widgets.blocks import Block
 from picobot_tui.widgets.budget_gauge import BudgetGauge
 from picobot_tui.widgets.conversation import ConversationPane
 from picobot_tui.widgets.prompt import PromptArea
@@ -115,7 +117,7 @@ class PicobotApp(App[int]):
         self.runtime: Runtime | None = runtime
         self.clock = clock
         self.deterministic = deterministic
-        self.queue: list[str] = []
+        self.queue = MessageQueue(lambda queue: self.prompt.set_queue(queue))
         self.typing = TypingMonitor()
         """The user's key presses; streamed text waits a little after one."""
         self.ready = False
@@ -197,8 +199,7 @@ class PicobotApp(App[int]):
         if ui.get("theme") in self.available_themes:
             self.theme = ui["theme"]
         self._rich_theme()
-        self.main_screen.set_class(not ui.get("show_timeline", True), "-hide-timeline")
-        self.main_screen.set_class(not ui.get("show_gauge", True), "-hide-gauge")
+        side_panes.apply_ui(self.main_screen, ui)
 
     async def _start(self) -> None:
         """Load settings (if not given), build the runtime, open the session."""
@@ -311,8 +312,7 @@ class PicobotApp(App[int]):
         return self.lifecycle.running
 
     def on_resize(self) -> None:
-        hide_gauge = self.main_screen.has_class("-hide-gauge")
-        self.status.show_budget = self.size.width < 100 or hide_gauge
+        self.status.show_budget = side_panes.budget_in_status(self.main_screen, self.size.width)
 
     @work(thread=True, group="warm", exit_on_error=False)
     def warm_model(self) -> None:
@@ -342,8 +342,7 @@ class PicobotApp(App[int]):
                 return
             await self.run_action(slash_action(*slash))
         elif self.lifecycle.running or not self.ready:
-            self.queue.append(message.text)
-            self.prompt.set_queue(self.queue)
+            self.queue.add(message.text)
         else:
             if self.runtime is not None and self.runtime.loop.failures.stopped:
                 # After too many failures in a row the user's own next message starts
@@ -391,11 +390,7 @@ class PicobotApp(App[int]):
             await self.router.finish_turn("cancelled" if self.lifecycle.cancelling else "error")
         if self.lifecycle.cancelled:
             if self.queue:  # give queued messages back for editing rather than sending them
-                pending = "\n\n".join(self.queue)
-                current = self.prompt.text
-                self.prompt.text = pending + (("\n\n" + current) if current.strip() else "")
-                self.queue.clear()
-                self.prompt.set_queue(self.queue)
+                self.prompt.text = self.queue.give_back(self.prompt.text)
         elif self.runtime is not None and self.runtime.loop.failures.stopped:
             if self.queue:  # the loop takes no more turns: keep them until the user acts
                 await self.router.apply(
@@ -410,9 +405,8 @@ class PicobotApp(App[int]):
 
     async def _send_queued(self) -> None:
         """Send the oldest queued message, if any."""
-        if self.queue:
-            text = self.queue.pop(0)
-            self.prompt.set_queue(self.queue)
+        text = self.queue.take()
+        if text is not None:
             await self.send(text)
 
     def action_interrupt(self) -> None:
@@ -541,20 +535,11 @@ class PicobotApp(App[int]):
     def action_export(self) -> None:
         self.sessions.export()
 
-    def _toggle(self, cls: str) -> None:
-        screen = self.main_screen
-        if screen.has_class("-narrow"):
-            screen.toggle_class("-side-open")
-            if screen.has_class("-side-open"):
-                screen.remove_class(cls)
-        else:
-            screen.toggle_class(cls)
-
     def action_toggle_timeline(self) -> None:
-        self._toggle("-hide-timeline")
+        side_panes.toggle(self.main_screen, "-hide-timeline")
 
     def action_toggle_gauge(self) -> None:
-        self._toggle("-hide-gauge")
+        side_panes.toggle(self.main_screen, "-hide-gauge")
 
     def action_copy_last(self) -> None:
         self.copy(self.conversation.last_response(), "last response")
@@ -565,29 +550,3 @@ class PicobotApp(App[int]):
 
     async def action_help(self) -> None:
         await self.router.apply(NoticeShown("info", help_text()))
-
-
-def run_app(options: RunOptions) -> int:
-    """Run the TUI until the user quits; returns the exit code. Problems found while
-    starting (a bad config, an unknown session) are raised as RunError."""
-    if options.session is not None:
-        # Resolved before the screen opens: an unknown id is a usage error, not a flash.
-        from dataclasses import replace
-
-        from picobot_tui.core.paths import sessions_dir
-        from picobot_tui.core.sessions import SessionError, SessionStore
-
-        try:
-            options = replace(
-                options, session=SessionStore(sessions_dir()).resolve(options.session)
-            )
-        except SessionError as e:
-            raise RunError(f"{e}", 2) from None
-    app = PicobotApp(options=options)
-    try:
-        result = app.run()
-    finally:
-        app.sessions_close()
-    if app.start_error is not None:
-        raise app.start_error
-    return result if isinstance(result, int) else EXIT_OK

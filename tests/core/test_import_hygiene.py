@@ -46,7 +46,7 @@ def test_the_tui_paints_its_first_frame_without_settings_or_markdown() -> None:
     """What the TUI imports before its first frame (the CLI, the app, its widgets) leaves
     out pydantic (settings, and typer>=0.29's option parsing) and markdown-it (bench #1)."""
     code = (
-        "import sys, typer, picobot_tui.cli, picobot_tui.tui.app\n"
+        "import sys, typer, picobot_tui.cli, picobot_tui.tui.app, picobot_tui.tui.launch\n"
         "from picobot_tui.cli import app\n"
         "from typer.testing import CliRunner\n"
         "import picobot_tui.tui.app as tui\n"

@@ -71,7 +71,7 @@ def test_the_tui_takes_the_flags_it_honours(
     picobot_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str]
 ) -> None:
     """What the TUI does anyway (stream, tools, Markdown, no stderr logs) is no refusal."""
-    import picobot_tui.tui.app as tui
+    import picobot_tui.tui.launch as tui
     from picobot_tui.cli import app
 
     monkeypatch.setenv("PICOBOT_HOME", str(picobot_home))

@@ -100,7 +100,7 @@ def cli_world(picobot_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     """A home with one session, stubs for the TUI and --json, and the demo without delay."""
     import picobot_tui.headless.json_protocol as jp
     import picobot_tui.run.runtime as runtime
-    import picobot_tui.tui.app as tui
+    import picobot_tui.tui.launch as tui
     from picobot_tui.core.llm.demo import DemoModel
 
     monkeypatch.setattr(tui, "run_app", lambda opts: 0)

@@ -13,7 +13,8 @@ import pytest
 from picobot_tui.core.paths import config_path
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.tui import startup_gc
-from picobot_tui.tui.app import PicobotApp, run_app
+from picobot_tui.tui.app import PicobotApp
+from picobot_tui.tui.launch import run_app
 from tests.tui.app_support import session_lines, wait_for, wait_idle
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from picobot_tui.widgets.blocks import (
+from picobot_tui.widgets.blocks import AssistantMessage
+from picobot_tui.widgets.streaming import (
     AFTER_KEY,
     FREEZE_AT,
     KEY_HOLD_MAX,
     TYPING_PAUSE,
-    AssistantMessage,
     append_delay,
     settled_prefix,
 )

@@ -1,0 +1,34 @@
+"""The TUI's entry from the CLI: resolve the session, run the app, hand back its exit code."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from picobot_tui.run.exit_codes import EXIT_OK, EXIT_USAGE
+from picobot_tui.run.options import RunError, RunOptions
+
+
+def run_app(options: RunOptions) -> int:
+    """Run the TUI until the user quits; returns the exit code. Problems found while
+    starting (a bad config, an unknown session) are raised as RunError."""
+    if options.session is not None:
+        # Resolved before the screen opens: an unknown id is a usage error, not a flash.
+        from picobot_tui.core.paths import sessions_dir
+        from picobot_tui.core.sessions import SessionError, SessionStore
+
+        try:
+            options = replace(
+                options, session=SessionStore(sessions_dir()).resolve(options.session)
+            )
+        except SessionError as e:
+            raise RunError(f"{e}", EXIT_USAGE) from None
+    from picobot_tui.tui.app import PicobotApp
+
+    app = PicobotApp(options=options)
+    try:
+        result = app.run()
+    finally:
+        app.sessions_close()
+    if app.start_error is not None:
+        raise app.start_error
+    return result if isinstance(result, int) else EXIT_OK
