@@ -135,14 +135,14 @@ def check_key(report: Report, settings: Any) -> None:
 
 
 def check_workspace(report: Report, settings: Any) -> None:
+    from picobot_tui.run.options import RunError
+    from picobot_tui.run.workspace import check_workspace as usable
+
     ws = settings.workspace_path
-    if not ws.exists():
-        report.add(
-            "warn", f"workspace: {ws} does not exist yet", "picobot creates it on first use."
-        )
-        return
-    if not ws.is_dir():
-        report.add("fail", f"workspace: {ws} is not a directory", "Set --workspace to a folder.")
+    try:
+        usable(settings)  # exists, a directory, not an implicit $HOME or /
+    except RunError as e:
+        report.add("fail", f"workspace: {e.message}")
         return
     try:
         with tempfile.NamedTemporaryFile(dir=ws, prefix=".picobot-doctor-"):

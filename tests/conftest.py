@@ -40,9 +40,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def picobot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Every test gets its own ~/.picobot and no provider keys from the environment."""
+    """Every test gets its own ~/.picobot and no provider keys from the environment.
+
+    It also runs in `<home>/workspace` (made here): the workspace is the current directory
+    unless one is named, so a test that names none works there (as tests did when that was
+    the default workspace), never in the checkout the tests run from."""
     home = tmp_path / "picobot-home"
     home.mkdir()
+    (home / "workspace").mkdir()
+    monkeypatch.chdir(home / "workspace")
     monkeypatch.setenv("PICOBOT_HOME", str(home))
     for key in list(os.environ):
         if key.startswith("PICOBOT_") and key != "PICOBOT_HOME":

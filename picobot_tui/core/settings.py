@@ -34,7 +34,8 @@ class AgentDefaults(Section):
     model: str = "openai/gpt-4o-mini"
     """LiteLLM model string, e.g. `openai/gpt-4o-mini`, `anthropic/claude-sonnet-4-5`, `demo`."""
     workspace: str | None = None
-    """Directory the tools work in. Default: `<PICOBOT_HOME>/workspace`."""
+    """Directory the tools work in (it must exist). Default: the current directory, which the
+    TUI asks you to trust the first time (never your home directory or `/`)."""
     max_tokens: int = Field(default=8192, ge=1)
     """Maximum tokens per model response."""
     temperature: float = Field(default=0.7, ge=0, le=2)
@@ -141,7 +142,8 @@ class ToolsConfig(Section):
     approval: Literal["ask", "auto", "readonly"] = "ask"
     """`ask`: confirm commands and file changes; `auto`: allow all; `readonly`: refuse them."""
     always_allow: list[str] = []
-    """Tools allowed without asking (the TUI's "always allow" adds to this)."""
+    """Tools allowed without asking (the TUI's "always allow" adds to this): a tool name, or an
+    exec command prefix `"exec(git status:*)"` (see Approvals)."""
     tool_result_max_chars: int = Field(default=8000, ge=100)
     """Tool results longer than this are truncated before they reach the model."""
 
@@ -175,9 +177,15 @@ class CoreSettings(Section):
         return self.data_dir / "logs" / "picobot.log"
 
     @property
+    def workspace_explicit(self) -> bool:
+        """The workspace was named (`--workspace`, the config or its variable); else it is
+        the current directory."""
+        return bool(self.agents.defaults.workspace)
+
+    @property
     def workspace_path(self) -> Path:
         ws = self.agents.defaults.workspace
-        return Path(ws).expanduser().resolve() if ws else (self.home / "workspace").resolve()
+        return Path(ws).expanduser().resolve() if ws else Path.cwd().resolve()
 
     def secrets(self) -> list[str]:
         """Every configured API key and extra-header value, so writers can scrub them."""

@@ -16,7 +16,8 @@ from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_USAGE
 from picobot_tui.run.logs import setup_logging
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.run.runtime import Runtime, build_runtime, ensure_workspace
+from picobot_tui.run.runtime import Runtime, build_runtime
+from picobot_tui.run.workspace import check_workspace
 
 __all__ = ["Run", "RunError", "RunOptions", "load_checked_settings", "open_run", "open_session"]
 
@@ -41,7 +42,7 @@ def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
     if opts.workspace is not None:
         settings.agents.defaults.workspace = str(opts.workspace.expanduser().resolve())
     # Checked here, before anything is opened, so the TUI gets it as a start error too.
-    ensure_workspace(settings.workspace_path)
+    check_workspace(settings)
     return settings, warnings
 
 
@@ -51,6 +52,38 @@ def credentials_problem(settings: Settings, model: str) -> str | None:
     from picobot_tui.core.llm.client import check_credentials
 
     return check_credentials(settings, model)
+
+
+def model_explicit(settings: Settings, model: str | None) -> bool:
+    """The user chose the model: `--model`, or agents.defaults.model in the config file or
+    the environment (PICOBOT_AGENTS__DEFAULTS__MODEL), not the built-in default."""
+    return model is not None or "model" in settings.agents.defaults.model_fields_set
+
+
+def start_model(settings: Settings, model: str | None) -> tuple[str, str | None]:
+    """The model the TUI starts on, and the banner to show when it is the offline demo
+    because no key is there for the default model and the user chose none (else None).
+    Headless runs never fall back: a script silently getting demo answers would be wrong."""
+    name = model or settings.agents.defaults.model
+    if model_explicit(settings, model) or credentials_problem(settings, name) is None:
+        return name, None
+    from picobot_tui.core.llm.client import provider_for
+    from picobot_tui.core.llm.demo import DEMO_MODEL
+    from picobot_tui.core.llm.providers import PROVIDER_ENV
+
+    env = PROVIDER_ENV.get(provider_for(name) or "", "the provider's API key variable")
+    return DEMO_MODEL, (
+        f"demo model, offline — `picobot onboard` or set {env} to use a real one "
+        f"(`{name}` has no API key)."
+    )
+
+
+def model_problem(settings: Settings, model: str, *, how: str = "--model") -> str | None:
+    """`unknown model …` when LiteLLM cannot route `model` (core/llm/model_names.py); may
+    import LiteLLM."""
+    from picobot_tui.core.llm.model_names import unknown_model
+
+    return unknown_model(settings, model, how=how)
 
 
 def credentials_hint(settings: Settings, model: str) -> str | None:
@@ -80,13 +113,16 @@ def budget_problem(runtime: Runtime) -> str | None:
     )
 
 
-def open_session(runtime: Runtime, raw: str | None, model: str, *, lazy: bool = False) -> Session:
+def open_session(
+    runtime: Runtime, raw: str | None, model: str, *, lazy: bool = False, source: str = "headless"
+) -> Session:
     """The session to work on: a new one (with `lazy`, its file waits for the first
-    message) or the one `raw` names."""
+    message; `source` names the front end in its header) or the one `raw` names."""
     store = runtime.store
     try:
         if raw is None:
-            return store.open(store.new_key("cli"), model=model, create=True, lazy=lazy)
+            key = store.new_key("cli")
+            return store.open(key, model=model, create=True, lazy=lazy, source=source)
         try:
             key = store.resolve(raw)
         except SessionNotFound:
@@ -102,18 +138,27 @@ def open_session(runtime: Runtime, raw: str | None, model: str, *, lazy: bool = 
 
 @contextmanager
 def open_run(
-    opts: RunOptions, *, confirm: ConfirmFn | None = None, lazy: bool = False
+    opts: RunOptions,
+    *,
+    confirm: ConfirmFn | None = None,
+    lazy: bool = False,
+    source: str = "headless",
 ) -> Iterator[Run]:
     """Load everything a run needs; closes (unlocks) the session afterwards. `lazy`: a new
-    session is only written once a message arrives (an idle --json leaves none)."""
+    session is only written once a message arrives (an idle --json leaves none); `source`:
+    the front end a new session records (`-m` headless, `--json` json)."""
     settings, warnings = load_checked_settings(opts)
     model = opts.model or settings.agents.defaults.model
     runtime = build_runtime(settings, model=model, confirm=confirm)
     setup_logging(settings.log_path, runtime.scrub, to_stderr=opts.logs)
-    problem = budget_problem(runtime) or credentials_problem(settings, model)
+    problem = (
+        budget_problem(runtime)
+        or model_problem(settings, model)
+        or credentials_problem(settings, model)
+    )
     if problem:
         raise RunError(problem, EXIT_USAGE)
-    session = open_session(runtime, opts.session, model, lazy=lazy)
+    session = open_session(runtime, opts.session, model, lazy=lazy, source=source)
     try:
         yield Run(settings, runtime, session, warnings)
     finally:

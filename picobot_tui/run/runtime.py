@@ -15,6 +15,7 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
 from picobot_tui.core.tracing import Tracer
+from picobot_tui.run.workspace import check_workspace
 
 
 @dataclass
@@ -26,6 +27,8 @@ class Runtime:
     tracer: Tracer
     tools: ToolRegistry
     scrub: Scrubber
+    banner: str | None = None
+    """Shown when the run starts (the offline demo picobot fell back to, run/context.py)."""
 
 
 def make_model_client(settings: Settings, model: str) -> ModelClient:
@@ -37,26 +40,19 @@ def make_model_client(settings: Settings, model: str) -> ModelClient:
     return LiteLLMClient(settings)
 
 
-def ensure_workspace(ws: Path) -> None:
-    """Create the workspace if needed; RunError (exit 2) when it cannot be a directory."""
-    from picobot_tui.run.options import RunError
-
-    try:
-        ws.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        pass  # a file, or a link to one: reported below
-    except OSError as e:
-        raise RunError(
-            f"cannot create the workspace {ws}: {e.strerror or e}. "
-            "Pass --workspace DIR, or set agents.defaults.workspace in the config.",
-            2,
-        ) from None
-    if not ws.is_dir():
-        raise RunError(
-            f"the workspace {ws} is not a directory. "
-            "Pass --workspace DIR, or set agents.defaults.workspace in the config.",
-            2,
-        )
+def use_model(runtime: Runtime, name: str, *, real: ModelClient | None = None) -> None:
+    """Run the next model calls on `name`, swapping the client when the kind changes: the
+    demo model for `demo`, else the current non-demo client, else `real` (a client given
+    to the front end) or a new LiteLLM client."""
+    current = runtime.model
+    if is_demo(name):
+        client = current if isinstance(current, DemoModel) else DemoModel()
+    elif not isinstance(current, DemoModel):
+        client = current
+    else:
+        client = real or make_model_client(runtime.settings, name)
+    runtime.model = runtime.loop.model = client
+    runtime.loop.model_name = name
 
 
 def build_runtime(
@@ -70,8 +66,9 @@ def build_runtime(
     if workspace is not None:
         settings.agents.defaults.workspace = str(workspace)
     model_name = model or settings.agents.defaults.model
-    ws = settings.workspace_path
-    ensure_workspace(ws)
+    # Exists (a named one is made: the CLI refused a missing one already), is a directory,
+    # and is not an implicit $HOME or /.
+    ws = check_workspace(settings, create=True)
     scrub = Scrubber(settings.secrets())
     store = SessionStore(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)

@@ -145,6 +145,7 @@ async def test_approval_overrides_the_config(picobot_home: Path, tmp_path: Path)
         raise AssertionError("auto must not ask")
 
     ws = tmp_path / "proj"
+    ws.mkdir()  # a named workspace must exist, as with --workspace
     async with Agent(model="demo", approval="auto", workspace=ws, confirm=never) as agent:
         assert agent.workspace == ws.resolve()
         await agent.process_direct("run touch made-it")

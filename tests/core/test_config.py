@@ -18,7 +18,8 @@ def write(home: Path, text: str) -> Path:
     return path
 
 
-def test_defaults_without_file(picobot_home: Path) -> None:
+def test_defaults_without_file(picobot_home: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
     s, warnings = load_settings()
     d = s.agents.defaults
     assert (d.max_tokens, d.temperature, d.max_tool_iterations) == (8192, 0.7, 20)
@@ -26,7 +27,8 @@ def test_defaults_without_file(picobot_home: Path) -> None:
     assert s.tools.restrict_to_workspace is True
     assert s.tools.exec.timeout == 60
     assert s.tools.approval == "ask" and s.tools.tool_result_max_chars == 8000
-    assert s.workspace_path == (picobot_home / "workspace").resolve()
+    assert s.workspace_path == tmp_path.resolve()  # the current directory
+    assert not s.workspace_explicit
     assert s.sessions_dir == picobot_home / "sessions"
     assert s.traces_path == picobot_home / "data" / "traces" / "traces.jsonl"
     assert warnings == []
@@ -91,6 +93,9 @@ def test_onboard_text_is_valid_commented_json(picobot_home: Path) -> None:
     assert "//" in text
     data = json.loads(strip_json_comments(text))
     assert data["agents"]["defaults"]["maxToolIterations"] == 20
+    # No empty key (a missing one stays null) and no pinned workspace.
+    assert all(p["apiKey"] is None for p in data["providers"].values())
+    assert data["agents"]["defaults"]["workspace"] is None
     write(picobot_home, text)
     s, warnings = load_settings()
     assert warnings == [] and s.agents.defaults.token_budget == 128000

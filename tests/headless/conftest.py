@@ -59,11 +59,20 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def home_workspace(home: Path) -> Path | None:
+    """Where a test's picobot starts (its current directory, so its default workspace):
+    `<home>/workspace` when the test made one (the tests' own home always has it), else the
+    test's current directory (tests/conftest.py puts it in the tests' own home)."""
+    ws = home / "workspace"
+    return ws if ws.is_dir() else None
+
+
 def run_cli(
     home: Path, *args: str, input: str | None = None, timeout: float = 90, **env: str
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*picobot_exe(), *args],
+        cwd=home_workspace(home),
         input=input,
         capture_output=True,
         text=True,

@@ -59,8 +59,7 @@ def test_message_prints_answer_on_stdout_only(
 
 
 def test_stream_and_tools_with_yes(configured_home: Path, llm_server: OpenAITestServer) -> None:
-    ws = configured_home / "workspace"
-    ws.mkdir()
+    ws = configured_home / "workspace"  # the directory it runs in (tests/conftest.py)
     (ws / "notes.txt").write_text("hello")
     llm_server.script(
         [
@@ -350,7 +349,7 @@ def test_onboard_never_overwrites_without_asking(picobot_home: Path) -> None:
     assert res.returncode == 0
     cfg = picobot_home / "config.json"
     assert "//" in cfg.read_text()
-    assert (picobot_home / "workspace" / "AGENTS.md").exists()
+    assert (picobot_home / "AGENTS.md").exists() and (picobot_home / "skills").is_dir()
     cfg.write_text("{}")
     res = run_cli(picobot_home, "onboard")
     assert cfg.read_text() == "{}" and "kept" in res.stdout

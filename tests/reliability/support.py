@@ -21,7 +21,7 @@ from typing import Any
 from picobot_tui.core.history import PROVIDER_KEYS
 from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.sessions.files import parse_session_bytes
-from tests.headless.conftest import cli_env, picobot_exe
+from tests.headless.conftest import cli_env, home_workspace, picobot_exe
 from tests.support.openai_server import ErrorReply, Reply, Reset, text_reply
 
 KEY = "sk-reliab-SECRET-0f1e2d3c4b5a69788796a5b4"
@@ -252,6 +252,7 @@ class Proc:
             stderr=subprocess.PIPE,
             env=cli_env(home, **env),
             umask=umask,
+            cwd=home_workspace(home),
         )
         if tty:
             os.close(slave)

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.core.test_approval_preview import PREVIEW_TRICKS
-from tests.headless.conftest import cli_env, picobot_exe
+from tests.headless.conftest import cli_env, home_workspace, picobot_exe
 from tests.reliability import fuzz
 from tests.reliability.support import Proc, Router, write_config
 from tests.support.capture_site import CaptureSite
@@ -72,6 +72,7 @@ class PtyProc(Proc):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=cli_env(home),
+            cwd=home_workspace(home),
         )
         os.close(slave)
         self.out, self.err = bytearray(), bytearray()

@@ -84,7 +84,7 @@ def run(
 ) -> subprocess.CompletedProcess:
     """The console script. `max_file_size`: RLIMIT_FSIZE in the child (a write past it
     fails with EFBIG, SIGXFSZ ignored): a size limit any user can set, no mount needed."""
-    from tests.headless.conftest import cli_env, picobot_exe
+    from tests.headless.conftest import cli_env, home_workspace, picobot_exe
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -96,6 +96,7 @@ def run(
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         env=cli_env(home, OPENAI_API_KEY=KEY),
+        cwd=home_workspace(home),
         timeout=120,
         preexec_fn=limit if max_file_size is not None else None,
     )
@@ -171,7 +172,7 @@ def test_full_disk_when_resuming_keeps_the_session_intact(small_disk, srv):
 
 def test_a_size_limit_at_start_is_a_clear_error_and_leaves_no_session(picobot_home, srv):
     write_config(picobot_home, srv.url)
-    (picobot_home / "workspace").mkdir()
+    (picobot_home / "workspace").mkdir(exist_ok=True)
     done = run(picobot_home, "agent", "-m", "hello", max_file_size=0)
     out, err = text(done)
     assert done.returncode == 1, err

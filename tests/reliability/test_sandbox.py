@@ -54,6 +54,7 @@ def place() -> Iterator[Path]:
 def demo_home(pb: Path, workspace: Path | None = None, **exec_cfg: Any) -> Path:
     """A PICOBOT_HOME whose config holds KEY, with the guard off and exec as given."""
     pb.mkdir(parents=True, exist_ok=True)
+    (pb / "workspace").mkdir(exist_ok=True)  # where the run starts: its default workspace
     defaults: dict[str, Any] = {"model": "demo"}
     if workspace is not None:
         defaults["workspace"] = str(workspace)
@@ -97,7 +98,7 @@ PROBE = (
 @needs_bwrap
 def test_sandbox_hides_home_and_picobot_home_and_keeps_the_workspace_writable(place) -> None:
     L = home_layout(place)
-    pb = demo_home(L["pb"])  # workspace: the default, <PICOBOT_HOME>/workspace
+    pb = demo_home(L["pb"])  # workspace: the default, the directory it runs in
     out = run_exec(pb, PROBE, HOME=str(L["home"]))
     assert "home:[]" in out, out
     assert SECRET not in out and KEY not in out
