@@ -26,11 +26,13 @@ app = typer.Typer(
     name="picobot",
     help="picobot — an LLM agent for your terminal (TUI, headless, JSON lines).",
     no_args_is_help=True,
-    add_completion=False,
+    # Typer's own --install-completion / --show-completion (bash, zsh, fish, PowerShell);
+    # typer imports its completion code anyway, so --help costs the same.
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 sessions_app = typer.Typer(
-    help="List, show, search and export saved sessions.", no_args_is_help=True
+    help="List, show, search, export and prune saved sessions.", no_args_is_help=True
 )
 app.add_typer(sessions_app, name="sessions")
 
@@ -186,22 +188,38 @@ def _resolve(store: SessionStore, raw: str) -> str:
         _fail(str(e), EXIT_USAGE)
 
 
+def _check_source(source: str | None) -> None:
+    from picobot_tui.core.sessions.files import SOURCE_FILTERS
+
+    if source is not None and source not in SOURCE_FILTERS:
+        _fail(f"--source: unknown source {source!r}; use {' or '.join(SOURCE_FILTERS)}", EXIT_USAGE)
+
+
 @sessions_app.command("list")
 def sessions_list(
     limit: Annotated[int, typer.Option(min=1, help="How many to show.")] = 50,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(help="Only sessions started by this front end: tui or headless."),
+    ] = None,
 ) -> None:
     """List sessions, newest first."""
     import json
     from dataclasses import asdict
 
-    infos = _store().list(limit=limit)
+    _check_source(source)
+    infos = _store().list(limit=limit, source=source)
     if json_out:
         for info in infos:
             typer.echo(json.dumps(asdict(info)))
         return
     if not infos:
-        typer.echo("No sessions yet. Start one with `picobot agent`.")
+        typer.echo(
+            f"No {source} sessions."
+            if source
+            else "No sessions yet. Start one with `picobot agent`."
+        )
         return
     from picobot_tui.core.textsafe import terminal_safe
 
@@ -243,22 +261,35 @@ def sessions_export(
     session_id: Annotated[str, typer.Argument(help="Session id or `latest`.")],
     fmt: Annotated[str, typer.Option("--format", help="Export format (md).")] = "md",
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write to this file instead of stdout.")
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            "--out",
+            help="Write to this file, or into this directory as picobot-<id>.md "
+            "(the TUI's name), instead of stdout.",
+        ),
     ] = None,
 ) -> None:
     """Export a session (Markdown)."""
     if fmt not in ("md", "markdown"):
         _fail(f"unknown format {fmt!r}; supported: md", EXIT_USAGE)
     store = _store()
-    text = store.export_markdown(_resolve(store, session_id))
+    key = _resolve(store, session_id)
+    text = store.export_markdown(key)
     if output is None:
         typer.echo(text)
-    else:
-        try:
+        return
+    try:
+        if output.is_dir():
+            from picobot_tui.core.sessions.export import write_export
+
+            output = write_export(output, key, text)
+        else:
             output.write_text(text, encoding="utf-8")
-        except OSError as e:
-            _fail(f"cannot write {output}: {e.strerror or e}", EXIT_USAGE)
-        typer.echo(f"wrote {output}", err=True)
+    except OSError as e:
+        _fail(f"cannot write {output}: {e.strerror or e}", EXIT_USAGE)
+    typer.echo(f"wrote {output}", err=True)
 
 
 @sessions_app.command("rename")
@@ -291,13 +322,65 @@ def sessions_delete(
         _fail(str(e), EXIT_ERROR)
 
 
+@sessions_app.command("prune")
+def sessions_prune(
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than", help="Delete sessions with no message for this long: 30d, 12h, 2w."
+        ),
+    ],
+    source: Annotated[
+        str | None,
+        typer.Option(help="Only sessions started by this front end: tui or headless."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would go; delete nothing.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Don't ask.")] = False,
+) -> None:
+    """Delete old sessions (never one open in a running picobot)."""
+    from picobot_tui.core.sessions.prune import older_than as find_old
+    from picobot_tui.core.sessions.prune import parse_duration, prune
+    from picobot_tui.core.textsafe import terminal_safe
+
+    try:
+        age = parse_duration(older_than)
+    except ValueError as e:
+        _fail(f"--older-than: {e}", EXIT_USAGE)
+    _check_source(source)
+    store = _store()
+    old = find_old(store, age, source=source)
+    if not old:
+        typer.echo(f"No session is older than {older_than}.")
+        return
+    for info in old:
+        busy = "  (in use: kept)" if store.in_use(info.key) else ""
+        line = f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {info.title}{busy}"
+        typer.echo(terminal_safe(line))
+    n = len(old)
+    noun = f"{n} session{'s' if n != 1 else ''}"
+    if dry_run:
+        typer.echo(f"{noun} older than {older_than} (dry run: nothing deleted).")
+        return
+    if not yes and not typer.confirm(f"Delete {noun}?", err=True):
+        raise typer.Exit(EXIT_ERROR)
+    result = prune(store, old)
+    for info, why in result.failed:
+        typer.echo(terminal_safe(f"picobot: could not delete {info.key}: {why}"), err=True)
+    kept = f"; {len(result.in_use)} in use, kept" if result.in_use else ""
+    typer.echo(f"Deleted {len(result.deleted)} of {noun}{kept}.")
+    if result.failed:
+        raise typer.Exit(EXIT_ERROR)
+
+
 @app.command()
 def onboard(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite existing files without asking.")
     ] = False,
 ) -> None:
-    """Write a commented default config and the workspace templates."""
+    """Write a commented default config and your templates to ~/.picobot (asks first)."""
     from picobot_tui.config.onboard import run_onboard
 
     raise typer.Exit(run_onboard(force=force))

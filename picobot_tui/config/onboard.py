@@ -1,4 +1,11 @@
-"""`picobot onboard`: a commented default config and the workspace templates."""
+"""`picobot onboard`: a commented default config and the user's own templates.
+
+Everything goes in `~/.picobot` (PICOBOT_HOME): config.json, AGENTS.md, SOUL.md, USER.md,
+TOOLS.md and an empty skills/ folder, which every workspace's prompt starts from. The
+workspace itself is not pinned: it stays the directory picobot is started in. An existing
+file is replaced only after a yes (on a terminal) or with --force; no empty API key is
+written (a missing key stays `null`, so "no key" is what picobot reports).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from picobot_tui.config.settings import Settings
+from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.llm.providers import PROVIDER_ENV
 from picobot_tui.core.paths import config_path, picobot_home
 
@@ -33,8 +41,6 @@ def _jsonc(model: BaseModel, indent: int = 1) -> str:
             rendered = _jsonc(value, indent + 1)
         else:
             dumped = type(model).model_validate(model).model_dump(mode="json")[name]
-            if dumped is None and name == "api_key":
-                dumped = ""
             rendered = json.dumps(dumped)
         comma = "," if i < len(fields) - 1 else ""
         lines.append(f"{pad}{key}: {rendered}{comma}")
@@ -46,6 +52,8 @@ def default_config_text() -> str:
     header = (
         "// picobot configuration. Keys are camelCase (snake_case works too).\n"
         "// Environment variables override it: PICOBOT_AGENTS__DEFAULTS__MODEL=...\n"
+        "// The workspace is the directory you start picobot in (or --workspace DIR). Your own\n"
+        "// AGENTS.md, SOUL.md, USER.md, TOOLS.md and skills/ live next to this file.\n"
     )
     return header + _jsonc(Settings.model_construct()) + "\n"
 
@@ -56,8 +64,14 @@ def _may_write(path: Path, force: bool) -> bool:
     if not sys.stdin.isatty():
         print(f"kept {path} (exists; pass --force to overwrite)")
         return False
-    answer = input(f"{path} exists. Overwrite? [y/N] ").strip().lower()
-    return answer in ("y", "yes")
+    try:
+        answer = input(f"{path} exists. Overwrite? [y/N] ").strip().lower()
+    except EOFError:
+        answer = ""
+    if answer not in ("y", "yes"):
+        print(f"kept {path}")
+        return False
+    return True
 
 
 def run_onboard(*, force: bool = False) -> int:
@@ -65,21 +79,18 @@ def run_onboard(*, force: bool = False) -> int:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     cfg = config_path()
     if _may_write(cfg, force):
-        cfg.write_text(default_config_text(), encoding="utf-8")
-        cfg.chmod(0o600)
+        atomic_write(cfg, default_config_text().encode("utf-8"), 0o600, keep_mode=False)
         print(f"wrote {cfg}")
-    workspace = home / "workspace"
-    for sub in ("", "kb", "skills"):
-        (workspace / sub).mkdir(parents=True, exist_ok=True)
+    (home / "skills").mkdir(exist_ok=True)
     source = resources.files("picobot_tui") / "templates"
     for name in TEMPLATES:
-        dest = workspace / name
+        dest = home / name
         if _may_write(dest, force):
-            dest.write_text((source / name).read_text(encoding="utf-8"), encoding="utf-8")
+            atomic_write(dest, (source / name).read_bytes())
             print(f"wrote {dest}")
     print(
         "\nNext: put your key in the config (providers.openai.apiKey) or export "
-        f"{PROVIDER_ENV['openai']}, then run `picobot agent`. "
+        f"{PROVIDER_ENV['openai']}, then run `picobot agent` in your project's directory. "
         "No key? Try `picobot agent --model demo`."
     )
     return 0

@@ -1,8 +1,16 @@
-"""The system prompt: identity, time, workspace, templates, KB notes, TODO list and skills.
+"""The system prompt: identity, date, workspace, templates, KB notes, TODO list and skills.
 
-Every workspace file is read through `ConfinedReader` (context_files.py): confined to the
-workspace, never blocking, scrubbed, capped. A file left out is logged once and reported
-once per session as a `Notice` event (the loop yields `notices(session_key)`).
+After the identity, date and workspace: the user's own templates from `~/.picobot`
+(AGENTS.md, SOUL.md, USER.md, TOOLS.md); the project's (the same names in the workspace);
+the project's kb/ and TODO.md; then the skills, the user's from `~/.picobot/skills` (whole:
+read_file cannot reach outside the workspace) and the project's, which replace a user skill
+of the same name. The project's own word comes after the user's defaults. An untrusted
+workspace (`workspace_files = False`) gives only the user's files.
+
+Every file is read through `ConfinedReader` (context_files.py): confined to its folder (the
+workspace, or `~/.picobot` without picobot's config, sessions and logs), never blocking,
+scrubbed, capped. A file left out is logged once and reported once per session as a
+`Notice` event (the loop yields `notices(session_key)`).
 """
 
 from __future__ import annotations
@@ -24,6 +32,12 @@ KB_MAX_CHARS = 12_000
 TEMPLATE_MAX_CHARS = 8_000
 TODO_MAX_CHARS = 4_000
 SKILL_MAX_CHARS = 50_000
+PRIVATE_USER_FILES = ("config.json", "sessions", "data", "exports", "trusted.json")
+"""What `~/.picobot` holds besides templates: never read into the prompt."""
+UNTRUSTED = (
+    "This workspace is not trusted: its own files (AGENTS.md, kb/, skills, TODO.md) are not "
+    "in this prompt, and your tools may read but not change anything or run commands."
+)
 
 IDENTITY = (
     "You are picobot, a capable assistant working in the user's terminal. You can read and "
@@ -90,11 +104,16 @@ class ContextBuilder:
         self,
         workspace: Path,
         *,
+        user_dir: Path | None = None,
         tool_names: list[str] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now().astimezone(),
         scrub: Scrubber | None = None,
     ) -> None:
         self.workspace = workspace
+        self.user_dir = user_dir
+        """The user's own templates and skills (`~/.picobot`), or None."""
+        self.workspace_files = True
+        """Read the workspace's own files (False for an untrusted workspace)."""
         self.tool_names = tool_names or []
         self.now = now
         self.scrub = scrub if scrub is not None else Scrubber()
@@ -115,25 +134,55 @@ class ContextBuilder:
                 )
         return out
 
+    def _readers(self) -> tuple[ConfinedReader | None, ConfinedReader | None]:
+        """(the user's, the project's): None when there is none, or it is not read."""
+        private: tuple[Path, ...] = ()
+        user = None
+        if self.user_dir is not None:
+            private = tuple(self.user_dir / name for name in PRIVATE_USER_FILES)
+            if self.user_dir.expanduser().resolve() != self.workspace.expanduser().resolve():
+                user = ConfinedReader(
+                    self.user_dir, self.scrub, private=private, label=f"{self.user_dir}/"
+                )
+        project = None
+        if self.workspace_files:
+            project = ConfinedReader(self.workspace, self.scrub, private=private)
+        return user, project
+
     def build(self) -> str:
-        reader = ConfinedReader(self.workspace, self.scrub)
+        user, project = self._readers()
         try:
-            return self._build(reader)
+            return self._build(user, project)
         finally:
-            self.skipped = reader.skipped
-            for name, why in reader.skipped.items():
+            self.skipped = {
+                **(user.skipped if user else {}),
+                **(project.skipped if project else {}),
+            }
+            for name, why in self.skipped.items():
                 if (name, why) not in self._logged:
                     self._logged.add((name, why))
                     log.warning("%s left out of the system prompt: it %s", name, why)
 
-    def _build(self, reader: ConfinedReader) -> str:
+    def _build(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> str:
         ws = self.workspace
         parts = [f"# Identity\n{IDENTITY}"]
-        parts.append(f"# Time\n{self.now().strftime('%Y-%m-%d %H:%M %Z (%A)')}")
+        # The date only: the prompt stays byte-identical all day, so providers' prompt
+        # caching holds; the time of day goes with the latest message (core/time_line.py).
+        parts.append(f"# Date\n{self.now():%Y-%m-%d (%A)}")
         ws_text = f"# Workspace\nYour workspace is {ws}. Relative paths resolve there."
         if self.tool_names:
             ws_text += f"\nTools: {', '.join(self.tool_names)}."
+        if not self.workspace_files:
+            ws_text += f"\n{UNTRUSTED}"
         parts.append(ws_text)
+        if user is not None:
+            for name in TEMPLATE_FILES:
+                read = user.read(user.workspace / name, TEMPLATE_MAX_CHARS)
+                if read is not None:
+                    parts.append(f"# {name} (yours, from {user.workspace})\n{read[0].strip()}")
+        if reader is None:
+            skills = self._skills(user, None)
+            return "\n\n".join([*parts, skills] if skills else parts)
         for name in TEMPLATE_FILES:
             read = reader.read(ws / name, TEMPLATE_MAX_CHARS)
             if read is not None:
@@ -146,7 +195,7 @@ class ContextBuilder:
             parts.append(
                 "# TODO\nYour checklist (update it with the `todo` tool):\n" + todo[0].strip()
             )
-        skills = self._skills(reader)
+        skills = self._skills(user, reader)
         if skills:
             parts.append(skills)
         return "\n\n".join(parts)
@@ -172,8 +221,16 @@ class ContextBuilder:
             out += "\n\nMore notes (read them with read_file when relevant):\n" + "\n".join(listed)
         return out
 
-    def _skills(self, reader: ConfinedReader) -> str:
-        skills = load_skills(self.workspace, reader)
+    def _skills(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> str:
+        project = load_skills(self.workspace, reader) if reader is not None else []
+        names = {s.name for s in project}
+        # The user's skills go in whole: read_file may not reach outside the workspace.
+        mine = [
+            Skill(s.name, s.description, True, s.path, s.body)
+            for s in (load_skills(user.workspace, user) if user is not None else [])
+            if s.name not in names
+        ]
+        skills = mine + project
         if not skills:
             return ""
         always = [s for s in skills if s.always]

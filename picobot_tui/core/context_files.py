@@ -6,7 +6,9 @@ tool call or an approval, so a repository could otherwise ship `AGENTS.md ->
 provider. A file is read only when its resolved real path is inside the resolved workspace
 and it is a regular file (checked on the open descriptor, opened non-blocking, so a FIFO
 cannot hang the turn). What is read is scrubbed of known secrets, then capped. What is left
-out is recorded (`skipped`) so the user can be told.
+out is recorded (`skipped`) so the user can be told. The user's own templates in
+`~/.picobot` are read the same way, confined to it, and never from picobot's config,
+sessions or logs there (`private`).
 """
 
 from __future__ import annotations
@@ -23,16 +25,28 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | os.O_NO
 class ConfinedReader:
     """Reads files of one workspace for the prompt; remembers what it had to skip."""
 
-    def __init__(self, workspace: Path, scrub: Scrubber) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        scrub: Scrubber,
+        *,
+        private: tuple[Path, ...] = (),
+        label: str = "",
+    ) -> None:
+        """`workspace`: the folder reads are confined to (the project, or `~/.picobot` for
+        the user's own templates). `private`: files and folders inside it that are never
+        read even so (picobot's config, sessions, logs). `label` prefixes the names."""
         self.workspace = Path(workspace)
         self.root = self.workspace.expanduser().resolve()
         self.scrub = scrub
+        self.private = tuple(p.expanduser().resolve() for p in private)
+        self.label = label
         self.skipped: dict[str, str] = {}
-        """Workspace-relative name -> why it was left out (this build)."""
+        """Workspace-relative name (after `label`) -> why it was left out (this build)."""
 
     def rel(self, path: Path) -> str:
         try:
-            return str(path.relative_to(self.workspace))
+            return self.label + str(path.relative_to(self.workspace))
         except ValueError:
             return str(path)
 
@@ -54,6 +68,9 @@ class ConfinedReader:
             return None
         if not real.is_relative_to(self.root):
             self._skip(path, f"links outside the workspace (to {real})")
+            return None
+        if any(real.is_relative_to(p) for p in self.private):
+            self._skip(path, f"is one of picobot's own files ({real})")
             return None
         return real
 

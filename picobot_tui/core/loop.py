@@ -38,6 +38,7 @@ from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import Session, SessionError, SessionStore
 from picobot_tui.core.sessions.files import clean_strings
 from picobot_tui.core.settings import CoreSettings
+from picobot_tui.core.time_line import time_line, with_time_line
 from picobot_tui.core.tool_step import run_tool
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
@@ -87,7 +88,10 @@ class AgentLoop:
         # Masks secrets in what the loop records and shows (history, tool-call events).
         self.scrub = scrub or Scrubber(settings.secrets())
         self.context = context or ContextBuilder(
-            settings.workspace_path, tool_names=tools.names() if tools else [], scrub=self.scrub
+            settings.workspace_path,
+            user_dir=settings.home,
+            tool_names=tools.names() if tools else [],
+            scrub=self.scrub,
         )
         self._states: dict[str, SessionState] = {}
         # Model calls in a row that failed after their retries, across turns: at the limit
@@ -164,7 +168,17 @@ class AgentLoop:
         if not cut.changed:
             return
         summary, extra, strategy = "", 0, "drop"
-        if cut.dropped and d.compaction == "summarize":
+        # The summary takes at most half of what it replaces (compaction.summary_room).
+        dropped_raw = budget_mod.estimate_messages(cut.dropped)
+        room, max_chars = compaction.summary_room(
+            d.token_budget, dropped_raw, state.estimator.ratio
+        )
+        summarize = bool(cut.dropped) and d.compaction == "summarize"
+        if summarize and max_chars < compaction.MIN_SUMMARY_CHARS:
+            if force:
+                return  # /compact of a history too short to gain: "nothing to compress"
+            summarize = False  # too little to summarise: dropped, with a note
+        if summarize:
             try:
                 summary, extra = await summarise(
                     self.model, self.model_name, cut.dropped, state, turn, room, d
@@ -178,7 +192,7 @@ class AgentLoop:
                     "from the context instead.",
                 )
         content = (
-            compaction.summary_message(summary, room * 4)
+            compaction.summary_message(summary, max_chars)
             if summary
             else compaction.dropped_note(len(cut.dropped))
         )
@@ -367,6 +381,7 @@ class AgentLoop:
         for notice in self.context.notices(session.key):  # files left out of the prompt
             yield notice
         fixed = state.fixed_tokens = self._fixed_tokens(system)
+        now = time_line(self.context.now())  # once a turn: its calls share their prefix
         compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
         last_call: str | None = None
         iteration = 0
@@ -397,7 +412,10 @@ class AgentLoop:
 
             request = ModelRequest(
                 model=self.model_name,
-                messages=[{"role": "system", "content": system}, *state.history],
+                messages=[
+                    {"role": "system", "content": system},
+                    *with_time_line(state.history, now),
+                ],
                 tools=self._tool_schemas(),
                 max_tokens=d.max_tokens,
                 temperature=d.temperature,
