@@ -129,7 +129,9 @@ def _account(
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         # The reported figure covers the system prompt and tool schemas too; the
         # estimator holds the history's share so `estimate(history, fixed)` adds it back.
-        state.estimator.calibrate(messages[1:], prompt, state.fixed_tokens)
+        # The history as held (the request's messages without the time line it adds,
+        # core/time_line.py), so the same history estimates to the reported figure.
+        state.estimator.calibrate(state.history, prompt, state.fixed_tokens)
         if usage.cost is not None:
             turn.cost = (turn.cost or 0.0) + usage.cost
             state.cost = (state.cost or 0.0) + usage.cost

@@ -15,6 +15,7 @@ from picobot_tui.core.llm.model import LLMError, ModelRequest, TextChunk, UsageC
 from picobot_tui.core.llm.scripted import tool_call
 from tests.core.test_budget import assert_valid
 from tests.core.test_loop import make, run, stored
+from tests.support.sent import as_stored, words
 
 BIG = "x" * 2400  # ~600 tokens
 
@@ -88,7 +89,7 @@ async def test_a_resume_sees_the_same_context() -> None:
     resumed = rt2.store.open(session.key, create=False)
     await run(rt2, "next question", resumed)
     sent = main_requests(model2)[0].messages[1:]
-    assert sent == [*live, {"role": "user", "content": "next question"}]
+    assert as_stored(sent) == [*live, {"role": "user", "content": "next question"}]
 
 
 async def test_a_failed_summary_call_falls_back_to_dropping() -> None:
@@ -175,7 +176,7 @@ async def test_max_history_messages_bounds_a_long_process() -> None:
         _, session = await run(rt, f"u{i}", session)
     sizes = [len(r.messages) - 1 for r in model.requests]  # without the system prompt
     assert max(sizes) <= 10
-    assert model.requests[-1].messages[-1]["content"] == "u29"
+    assert words(model.requests[-1].messages[-1]) == "u29"
     assert len(stored(rt, session.key)) == 60
 
 
@@ -222,7 +223,7 @@ async def _loop_properties(sizes: list[int], budget: int, ratio: float, strategy
         assert outcome == "final"
         assert gauges and all(g < threshold for g in gauges)
         for req in new:
-            assert req.messages[-1]["content"] == question
+            assert words(req.messages[-1]) == question
             assert_valid([m for m in req.messages if m["role"] != "system"])
     # A resume rebuilds from the session file exactly the context the process holds.
     live = [dict(m) for m in rt.loop._states[session.key].history]

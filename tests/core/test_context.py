@@ -30,7 +30,8 @@ def test_sections_present(tmp_path: Path) -> None:
     (tmp_path / "TODO.md").write_text("- [ ] ship it")
     prompt = build(tmp_path)
     assert "# Identity" in prompt
-    assert "2026-01-02 03:04" in prompt
+    assert "# Date\n2026-01-02 (Friday)" in prompt
+    assert "03:04" not in prompt  # the time goes with the message (core/time_line.py)
     assert str(tmp_path) in prompt
     assert "Always write tests." in prompt and "The user is Ada." in prompt
     assert "SOUL.md" not in prompt  # optional templates are skipped
