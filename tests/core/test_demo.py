@@ -47,3 +47,22 @@ async def test_demo_run_denied() -> None:
     done = next(e for e in events if e.type == "tool_call_finished")
     assert done.status == "denied"
     assert events[-1].outcome == "final"
+
+
+async def test_demo_counts_the_entries_not_the_header(tmp_path: Any) -> None:
+    """A 6-entry listing is "6 entries" (list_dir's header line is no entry)."""
+    settings = load_settings()[0]
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    settings.agents.defaults.workspace = str(ws)
+    for name in ("a.txt", "b.txt", "c.md", "d.py", "e"):
+        (ws / name).write_text("x")
+    rt = build_runtime(settings, model="demo", model_client=DemoModel(delay=0))
+    session = rt.store.open(rt.store.new_key(), model="demo")
+    events = [e async for e in rt.loop.run_turn(session, "what is here?")]
+    done = next(e for e in events if e.type == "tool_call_finished")
+    assert done.result.startswith("./ (6 entries)")
+    answer = events[-1].content
+    assert "**6** entries" in answer and "(6 entries)" not in answer
+    said = "".join(e.text for e in events if e.type == "text_delta")
+    assert "You said: _what is here?_" in said  # the time line is no part of the words

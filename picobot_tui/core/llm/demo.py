@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 
 from picobot_tui.core.budget import estimate_messages, estimate_text
 from picobot_tui.core.llm.model import Chunk, ModelRequest, TextChunk, ToolCallChunk, UsageChunk
+from picobot_tui.core.time_line import without_time_line
 
 DEMO_MODEL = "demo"
 
@@ -56,7 +58,7 @@ class DemoModel:
             async for chunk in self._text(reply):
                 yield chunk
         else:
-            question = str(last.get("content", "")).strip()
+            question = without_time_line(str(last.get("content", ""))).strip()
             command = question[4:].strip() if question.lower().startswith("run ") else ""
             intro = (
                 "**[demo model]** This is picobot's offline demo — no API key, no network.\n\n"
@@ -87,12 +89,17 @@ class DemoModel:
     @staticmethod
     def _summary(tool: str, result: str) -> str:
         lines = [line for line in result.splitlines() if line.strip()]
-        shown = "\n".join(lines[:10]) or "(empty)"
         if tool == "exec":
             head = "The command ran (or was refused) — here is what came back:"
         else:
-            noun = "entry" if len(lines) == 1 else "entries"
-            head = f"The workspace listing came back with **{len(lines)}** {noun}:"
+            # list_dir's first line is its header, `./ (6 entries)`: the count is there.
+            counted = re.match(r".*\((\d+) entr(?:y|ies)\)$", lines[0]) if lines else None
+            if counted:
+                lines = lines[1:]
+            count = int(counted.group(1)) if counted else 0
+            noun = "entry" if count == 1 else "entries"
+            head = f"The workspace listing came back with **{count}** {noun}:"
+        shown = "\n".join(lines[:10]) or "(empty)"
         return (
             f"{head}\n\n```text\n{shown}\n```\n\n"
             "| what | how |\n|---|---|\n"
