@@ -22,6 +22,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from picobot_tui.config.env_vars import unknown_variables, variable_for
 from picobot_tui.config.jsonc import strip_json_comments
 from picobot_tui.core.paths import config_path
 from picobot_tui.core.settings import CoreSettings, Section
@@ -37,7 +38,11 @@ class UiConfig(Section):
     show_timeline: bool = True
     """Show the tool-call timeline pane at start (ctrl+t toggles it)."""
     show_gauge: bool = True
-    """Show the token-budget gauge at start (ctrl+b toggles it)."""
+    """Show the token-budget gauge at start (ctrl+g toggles it)."""
+    keys: dict[str, Any] = {}
+    """Move the TUI's keys, e.g. `{"toggle_gauge": "f5"}`: sessions, new_session,
+    toggle_timeline, toggle_gauge, interrupt, interrupt_or_quit, quit (the README's key
+    table). A bad entry is warned about and keeps its default."""
 
 
 def _snake_keys(value: Any) -> Any:
@@ -164,6 +169,7 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
     warnings = [
         f"{path}: unknown config key `{k}` (ignored)" for k in _unknown_keys(data, Settings)
     ]
+    warnings += unknown_variables(Settings)
     _FILE_DATA["data"] = data
     try:
         settings = Settings()
@@ -172,8 +178,11 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
         for err in e.errors():
             loc = tuple(err.get("loc", ()))
             key = ".".join(to_camel(p) if isinstance(p, str) else str(p) for p in loc)
+            var = variable_for(loc)  # the environment wins over the file
             line = _line_of_key(text, loc) if text else None
             where = f"{path}, line {line}" if line else f"{path} (or PICOBOT_* env)"
+            if var is not None:
+                where = f"environment variable {var}"
             lines.append(f"{where}: `{key}`: {err.get('msg')}")
         raise ConfigError("Invalid configuration:\n  " + "\n  ".join(lines)) from None
     except SettingsError as e:
