@@ -74,27 +74,50 @@ class TextRenderer:
         # Live tokens only where a person reads them: written text cannot be taken back, and
         # a captured stdout must hold exactly the final answer whatever retries happened.
         self.live = flags.stream and not flags.markdown and _isatty(out)
+        # --markdown on a terminal: each message is rendered once complete, so the text
+        # written before a tool call shows too (a pipe still gets only the final answer).
+        self.markdown_messages = flags.markdown and _isatty(out)
+        self.message: list[str] = []  # the text of the model call in progress
 
     def _note(self, text: str) -> None:
-        # Keep the notice off the answer's line when both go to one terminal.
-        if self.streamed and not self.at_line_start and self.err.isatty() and self.out.isatty():
+        # A tool line or notice starts on a line of its own, never after streamed narration
+        # ("…the workspace.→ list_dir"), wherever stderr goes: the text streams only to a
+        # terminal, where ending its line is harmless.
+        if self.streamed and not self.at_line_start:
             self.out.write("\n")
             self.out.flush()
             self.at_line_start = True
         self.err.write(text + "\n")
         self.err.flush()
 
+    def _markdown(self, text: str) -> None:
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=self.out, highlight=False).print(Markdown(text))
+        self.out.flush()
+
+    def _flush_message(self) -> None:
+        """Render the finished message's text (--markdown on a terminal)."""
+        text = "".join(self.message)
+        self.message.clear()
+        if self.markdown_messages and text.strip():
+            self._markdown(terminal_safe(text))
+
     def handle(self, event: Event) -> None:
         f = self.flags
         if isinstance(event, TextDelta):
+            self.message.append(event.text)
             if self.live:
                 text = terminal_safe(event.text)
                 self.out.write(text)
                 self.out.flush()
                 self.streamed = True
                 self.at_line_start = text.endswith("\n")
-        elif isinstance(event, ToolCallStarted) and f.show_tools:
-            self._note(f"→ {event.name} {_short(event.arguments)}")
+        elif isinstance(event, ToolCallStarted):
+            self._flush_message()
+            if f.show_tools:
+                self._note(f"→ {event.name} {_short(event.arguments)}")
         elif isinstance(event, ToolCallFinished) and f.show_tools:
             mark = {"ok": "✓", "denied": "⊘", "cancelled": "⊘"}.get(event.status, "✗")
             self._note(
@@ -102,6 +125,7 @@ class TextRenderer:
                 f"{_short(event.result)}"
             )
         elif isinstance(event, Retrying):
+            self.message.clear()  # the call starts again
             self._note(
                 f"… {event.kind}: {_short(event.message, 200)} — retrying in "
                 f"{event.delay_s:.1f} s (attempt {event.attempt} of {event.max_retries})"
@@ -128,6 +152,7 @@ class TextRenderer:
             self._note(f"stopped: {event.content}")
             return
         if event.outcome == "cancelled":
+            self._flush_message()  # what came before the interruption stays on screen
             if self.streamed and not self.at_line_start:
                 self.out.write("\n")
             self._note("interrupted.")
@@ -135,10 +160,8 @@ class TextRenderer:
         if event.outcome != "final":
             return
         if f.markdown:
-            from rich.console import Console
-            from rich.markdown import Markdown
-
-            Console(file=self.out, highlight=False).print(Markdown(event.content))
+            self.message.clear()
+            self._markdown(event.content)
         elif not self.streamed:
             text = terminal_safe(event.content)
             self.out.write(text if text.endswith("\n") else text + "\n")  # as a stream ends
@@ -158,10 +181,14 @@ def _prompt_text(req: ApprovalRequest) -> tuple[str, str]:
         )
     else:
         head = f"\n{req.name} wants to run:\n"
-        question = (
-            "Allow? [y]es / [n]o / [s]ession (allow this tool until exit) / "
-            "[a]lways (saved to tools.alwaysAllow)"
-        )
+        always = "[a]lways (saved to tools.alwaysAllow)"
+        if req.name == "exec":  # "always" is a command prefix rule, or nothing is saved
+            always = (
+                f"[a]lways: commands starting with {req.prefix} (saved to tools.alwaysAllow)"
+                if req.prefix
+                else "[a] this once (no command prefix is safe to save)"
+            )
+        question = f"Allow? [y]es / [n]o / [s]ession (allow this tool until exit) / {always}"
     if req.hidden:
         question += f" / [v]iew all, {req.hidden} not shown"
     return head + visible(req.preview) + "\n", question + ": "
@@ -222,13 +249,18 @@ def tty_confirm(
             from picobot_tui.config.remember import remember_always
 
             try:
-                what, path = remember_always(loaded, req)
+                saved = remember_always(loaded, req)
             except (OSError, ValueError) as e:
                 err.write(f"could not save to config.json: {e} (allowed until exit)\n")
             else:
-                err.write(f"{what} is now always allowed (saved to {path})\n")
-            return "allow_session"
-        if answer in ("s", "session", "a", "always"):
+                if saved is None:
+                    err.write("nothing saved: no command prefix is safe to remember\n")
+                else:
+                    err.write(f"{saved[0]} is now always allowed (saved to {saved[1]})\n")
+            return "always"  # the loop allows the same scope for the rest of the run
+        if answer in ("a", "always"):
+            return "always"
+        if answer in ("s", "session"):
             return "allow_session"
         return "allow" if answer in ("y", "yes") else "deny"
 
