@@ -21,6 +21,7 @@ from tests.support.openai_server import (
     text_reply,
     tool_call_reply,
 )
+from tests.support.sent import as_stored
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("keep_picobot_logging")]
 
@@ -45,7 +46,7 @@ async def test_process_direct_sends_the_question_and_keeps_the_session(
         assert await agent.process_direct("and then?", session="latest") == "Second answer."
         assert agent.session == key
     first, second = (r.body for r in llm_server.completions)
-    assert first["messages"][-1] == {"role": "user", "content": "first question"}
+    assert as_stored(first["messages"])[-1] == {"role": "user", "content": "first question"}
     assert [m["role"] for m in second["messages"][1:]] == ["user", "assistant", "user"]
     assert second["messages"][2]["content"] == "First answer."
     [path] = session_files(configured_home)

@@ -29,6 +29,7 @@ from tests.support.openai_server import (
     text_reply,
     tool_call_reply,
 )
+from tests.support.sent import as_stored
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +45,7 @@ def test_message_prints_answer_on_stdout_only(
     body = llm_server.last_body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["max_tokens"] == 8192 and body["model"] == "test-model"
-    assert body["messages"][-1] == {"role": "user", "content": "what is it?"}
+    assert as_stored(body["messages"])[-1] == {"role": "user", "content": "what is it?"}
     [path] = session_files(configured_home)
     msgs = read_messages(path)
     assert [(m["role"], m["content"]) for m in msgs] == [
@@ -108,7 +109,7 @@ def test_session_latest_resumes(configured_home: Path, llm_server: OpenAITestSer
     assert run_cli(configured_home, "agent", "-m", "first").returncode == 0
     res = run_cli(configured_home, "agent", "-m", "second", "--session", "latest")
     assert res.returncode == 0, res.stderr
-    sent = [(m["role"], m["content"]) for m in llm_server.last_body["messages"][1:]]
+    sent = [(m["role"], m["content"]) for m in as_stored(llm_server.last_body["messages"][1:])]
     assert sent == [
         ("user", "first"),
         ("assistant", "first answer"),

@@ -11,6 +11,7 @@ from picobot_tui.core.budget import estimate_text
 from tests.headless.conftest import read_messages, run_cli, session_files
 from tests.reliability.support import Proc, write_config
 from tests.support.openai_server import OpenAITestServer, Reply, text_reply
+from tests.support.sent import as_stored, words
 
 
 def is_summary_call(body: dict[str, Any]) -> bool:
@@ -105,9 +106,9 @@ def test_json_session_compacts_with_a_summary_and_a_resume_sees_it(
     resumed = bodies(llm_server)[-1]["messages"]
     assert resumed[1:-1] == [
         {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")}
-        for m in after[1:]
+        for m in as_stored(after[1:])
     ] + [{"role": "assistant", "content": "ok"}]
-    assert resumed[-1] == {"role": "user", "content": "and now?"}
+    assert as_stored(resumed)[-1] == {"role": "user", "content": "and now?"}
 
 
 def test_max_history_messages_bounds_a_long_json_process(
@@ -124,7 +125,7 @@ def test_max_history_messages_bounds_a_long_json_process(
     sent = bodies(llm_server)
     assert len(sent) == 30
     assert max(len(b["messages"]) - 1 for b in sent) <= 10  # without the system prompt
-    assert sent[-1]["messages"][-1]["content"] == "u29"
+    assert words(sent[-1]["messages"][-1]) == "u29"
     assert sent[-1]["messages"][1]["content"] == "u0"  # the first exchange stays
     assert len(read_messages(session_files(picobot_home)[0])) == 60
 
@@ -145,5 +146,5 @@ def test_json_440_kb_message_at_the_default_budget_stops_before_any_call(
     assert "440,011 characters" in finished[0]["content"] and "128,000" in finished[0]["content"]
     # No request went out without its question; the next message still works.
     sent = bodies(llm_server)
-    assert all(b["messages"][-1]["content"] == "a short one" for b in sent)
+    assert all(words(b["messages"][-1]) == "a short one" for b in sent)
     assert [e["outcome"] for e in finished[1:]] in ([], ["final"])
