@@ -49,7 +49,7 @@ def test_the_tui_paints_its_first_frame_without_settings_or_markdown() -> None:
         "import sys, typer, picobot_tui.cli, picobot_tui.tui.app, picobot_tui.tui.launch\n"
         "from picobot_tui.cli import app\n"
         "from typer.testing import CliRunner\n"
-        "import picobot_tui.tui.app as tui\n"
+        "import picobot_tui.tui.launch as tui\n"
         "tui.run_app = lambda opts: print('run_app', opts.model)\n"
         "CliRunner().invoke(app, ['agent', '--model', 'demo'])\n"
         f"print(sorted(m for m in {FIRST_FRAME_HEAVY!r} if m in sys.modules))\n"
