@@ -1,7 +1,7 @@
 """Snapshot of the approval modal when the preview has something to hide: a web_fetch host
 approval (per-host buttons), and a command with an OSC payload (stand-ins highlighted) and a
 tail left out (the "not shown ... press f" line). Deterministic: hand-made request, settled
-screen (see test_app_snapshots._settle). Update deliberately with
+screen (see tests/tui/settle.py). Update deliberately with
 `pytest tests/tui/test_approval_snapshot.py --snapshot-update` and review the SVG."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from textual.pilot import Pilot
 from picobot_tui.core.visible import cap_text, visible
 from tests.tui.app_support import make_app
 from tests.tui.scenes import SESSION_KEY
-from tests.tui.test_app_snapshots import _settle, _until
+from tests.tui.settle import settle, until
 
 
 async def _fixed_session(pilot: Pilot) -> None:
     """The status bar shows the session id: once start-up has set it, use the scenes' fixed
     one."""
-    await _until(pilot, lambda: pilot.app.ready, "app loaded")
+    await until(pilot, lambda: pilot.app.ready, "app loaded")
     pilot.app.sessions.key = SESSION_KEY
     pilot.app.status.session = SESSION_KEY.removeprefix("cli:")
 
@@ -34,7 +34,7 @@ async def _modal(pilot: Pilot) -> None:
     await pilot.app.push_screen(
         ApprovalScreen("call_9", "exec", {"command": command}, shown, full=full, hidden=hidden)
     )
-    await _settle(pilot)
+    await settle(pilot)
 
 
 async def _host(pilot: Pilot) -> None:
@@ -46,7 +46,24 @@ async def _host(pilot: Pilot) -> None:
     await pilot.app.push_screen(
         ApprovalScreen("call_8", "web_fetch", {"url": url}, preview, host="paste.example.net")
     )
-    await _settle(pilot)
+    await settle(pilot)
+
+
+async def _prefix(pilot: Pilot) -> None:
+    from picobot_tui.widgets.approval import ApprovalScreen
+
+    await _fixed_session(pilot)
+    preview = "$ git status --short\n(in /work, timeout 60 s)"
+    args = {"command": "git status --short"}
+    await pilot.app.push_screen(
+        ApprovalScreen("call_7", "exec", args, preview, prefix="git status")
+    )
+    await settle(pilot)
+
+
+def test_approval_modal_offers_the_command_prefix(snap_compare, settings):
+    """exec's "always" names the exact prefix it saves (issue 15, item 15)."""
+    assert snap_compare(make_app(settings), terminal_size=(120, 36), run_before=_prefix)
 
 
 def test_approval_modal_with_escapes_and_a_hidden_tail(snap_compare, settings):

@@ -12,6 +12,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from picobot_tui.core.sessions import SessionStore
+from tests.tui.settle import settle
 
 
 class Clock:
@@ -127,5 +128,6 @@ def test_session_browser_snapshot(snap_compare, tmp_path: Path, utc) -> None:
         while not (screen.preview.loaded and screen.preview.key == "cli:b2c3d4e5-20250301-091500"):
             assert time.monotonic() < deadline, "the preview never loaded"
             await pilot.pause(0.02)
+        await settle(pilot)  # loaded is not painted: on a loaded machine the frame can lag
 
     assert snap_compare(app, terminal_size=(120, 34), run_before=run_before)
