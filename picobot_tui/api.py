@@ -166,7 +166,7 @@ class Agent:
         try:
             if session is None:
                 key = store.new_key(SESSION_CHANNEL)
-                new = store.open(key, model=self.model, create=True, lazy=True)
+                new = store.open(key, model=self.model, create=True, lazy=True, source="library")
             else:
                 key = store.resolve(session)
                 if self._open is not None and key == self._open.key:

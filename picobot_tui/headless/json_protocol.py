@@ -2,7 +2,7 @@
 
 In:  {"type":"message","content":"...","session":"optional id"}
      {"type":"approval","id":"<tool call id>",
-      "decision":"allow"|"allow_session"|"always"|"deny"}
+      "decision":"allow"|"allow_session"|"always"|"deny", "reason":"optional, with deny"}
 Out: the loop's event stream, `event_to_dict(event)` per line, plus `error` events for bad
 input. Messages queue and run in order; EOF lets the queue finish, then exits. After
 `maxConsecutiveFailures` model calls in a row failed (an `error` of kind
@@ -10,9 +10,12 @@ input. Messages queue and run in order; EOF lets the queue finish, then exits. A
 
 An `approval_requested` event carries `preview` (escapes made visible, capped with a marker),
 `hidden` (what the preview leaves out, "" when nothing), `full` (the whole text), `scope`
-("tool", or "host" for web_fetch) and `host`. "allow_session" allows the scope (the tool, or
-that host) until the channel ends; "always" also saves it to config.json (`tools.alwaysAllow`,
-or `tools.web.allowHosts` for a host), as the TUI's "always" does.
+("tool", or "host" for web_fetch), `host` and `prefix`. "allow_session" allows the scope (the
+tool, or that host) until the channel ends; "always" also saves it to config.json
+(`tools.alwaysAllow`, or `tools.web.allowHosts` for a host), as the TUI's "always" does. For
+exec, "always" saves only the command prefix the event offers (`prefix`, e.g. `git status`, as
+the rule `exec(git status:*)`); with `prefix` null it allows this call only. A "deny" may carry
+a `reason` (a string): the model reads it in the tool result.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from contextlib import aclosing, suppress
 from typing import IO, Any
 
 from picobot_tui.config.settings import Settings
-from picobot_tui.core.approval import ApprovalRequest, Decision
+from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
 from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
 from picobot_tui.core.loop import STORAGE_ERROR
 from picobot_tui.core.sessions import SessionError
@@ -46,7 +49,7 @@ class JsonChannel:
     def __init__(self, out: IO[str], *, yes: bool) -> None:
         self.out = out
         self.yes = yes
-        self.pending: dict[str, asyncio.Future[Decision]] = {}
+        self.pending: dict[str, asyncio.Future[Decision | Denied]] = {}
         self.messages: asyncio.Queue[dict[str, Any] | object] = asyncio.Queue()
         self.closed = False
         self.settings: Settings | None = None  # the run's, once loaded (for "always")
@@ -63,20 +66,19 @@ class JsonChannel:
     def protocol_error(self, message: str) -> None:
         self.emit_event(ErrorEvent(message, "protocol"))
 
-    async def confirm(self, req: ApprovalRequest) -> Decision:
+    async def confirm(self, req: ApprovalRequest) -> Decision | Denied:
         if self.yes:
             return "allow"
         if self.closed:
             return "deny"
-        fut: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Decision | Denied] = asyncio.get_running_loop().create_future()
         self.pending[req.id] = fut
         try:
             decision = await fut
         finally:
             self.pending.pop(req.id, None)
         if decision == "always":
-            self._remember(req)
-            return "allow_session"
+            self._remember(req)  # the loop applies "always" to the same scope for the session
         return decision
 
     def _remember(self, req: ApprovalRequest) -> None:
@@ -117,15 +119,18 @@ class JsonChannel:
             else:
                 self.messages.put_nowait(data)
         elif kind == "approval":
-            call_id, decision = data.get("id"), data.get("decision")
+            call_id, decision, reason = data.get("id"), data.get("decision"), data.get("reason")
             if decision not in DECISIONS:
                 self.protocol_error(
                     'an approval needs "decision": "allow", "allow_session", "always" or "deny"'
                 )
+            elif reason is not None and (not isinstance(reason, str) or decision != "deny"):
+                self.protocol_error('"reason" is a string, and only goes with "decision": "deny"')
             elif not isinstance(call_id, str) or call_id not in self.pending:
                 self.protocol_error(f"no approval is waiting for id {call_id!r}")
             elif not self.pending[call_id].done():
-                self.pending[call_id].set_result(decision)
+                answer = Denied(reason) if reason and reason.strip() else decision
+                self.pending[call_id].set_result(answer)
         else:
             self.protocol_error(f'unknown message type {kind!r} (use "message" or "approval")')
 
@@ -230,7 +235,7 @@ def _reader(channel: JsonChannel, loop: asyncio.AbstractEventLoop, fd: int) -> N
 async def _run(opts: RunOptions, yes: bool) -> int:
     channel = JsonChannel(sys.stdout, yes=yes)
     received: list[int] = []
-    with open_run(opts, confirm=channel.confirm, lazy=True) as run:
+    with open_run(opts, confirm=channel.confirm, lazy=True, source="json") as run:
         channel.settings = run.settings
         print_warnings(run.warnings, sys.stderr)
         task = asyncio.current_task()

@@ -3,7 +3,8 @@
 On disk, in the sessions directory (0700), one file per session (0600):
 
     cli_1a2b3c4d-20250101-120000.jsonl
-      {"_type":"meta","version":1,"key":"cli:…","created":"…Z","model":"…","title":null}
+      {"_type":"meta","version":1,"key":"cli:…","created":"…Z","model":"…","title":null,
+       "source":"tui"}                                     tui, headless (-m), json, library
       {"role":"user","content":"hi","ts":"…Z"}            one line per message, as appended
       {"_type":"meta","title":"Renamed","ts":"…Z"}         later metadata changes, appended
     cli_1a2b3c4d-20250101-120000.jsonl.lock              flock + holder's pid
@@ -15,7 +16,8 @@ it are scanned, entries without a file dropped) and rebuilds when it is gone.
 Modules: files (keys, private files, tolerant JSONL), index (the cache), handle (Session:
 gets the store's encoder, clock and index as arguments, never the store), store
 (SessionStore: ids and `resolve`, the one session-id resolver every front end uses),
-export (Markdown, and `export_filename`, the one export file-name rule).
+export (Markdown, `export_filename`, the one export file-name rule, and `default_export_dir`,
+~/.picobot/exports), prune (durations and deleting old sessions, never one in use).
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.content import content_text
-from picobot_tui.core.sessions.files import SessionInfo
+from picobot_tui.core.paths import picobot_home
+from picobot_tui.core.sessions.files import SessionInfo, ensure_private_dir
 from picobot_tui.core.textsafe import terminal_safe
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}
@@ -22,12 +24,20 @@ def export_filename(key: str) -> str:
     return f"picobot-{name[:120]}.md"
 
 
+def default_export_dir() -> Path:
+    """Where the TUI's `/export` and the browser's ctrl+e write: `~/.picobot/exports`
+    (under `$PICOBOT_HOME`), 0700 like the sessions it copies."""
+    return picobot_home() / "exports"
+
+
 def write_export(directory: Path, key: str, markdown: str) -> Path:
     """Write `markdown` (the session `key`'s transcript) to its export file in `directory`
-    (created if missing); returns the path. Raises OSError."""
+    (created 0700 if missing), as a 0600 file replaced whole; returns the path.
+    Raises OSError."""
     path = directory / export_filename(key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown, encoding="utf-8")
+    if not directory.is_dir():
+        ensure_private_dir(directory)
+    atomic_write(path, markdown.encode("utf-8"), 0o600)
     return path
 
 

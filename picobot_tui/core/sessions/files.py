@@ -35,6 +35,22 @@ class SessionInfo:
     updated: str
     message_count: int
     model: str | None
+    source: str | None = None  # the front end that started it (SOURCES); None: older picobot
+
+
+# The front end that started a session, in its header's "source": the TUI, `agent -m`,
+# `agent --json` and the library API. A filter names a group of them.
+SOURCES = ("tui", "headless", "json", "library")
+SOURCE_FILTERS: dict[str, frozenset[str]] = {
+    "tui": frozenset({"tui"}),
+    "headless": frozenset({"headless", "json", "library"}),
+}
+
+
+def source_matches(source: str | None, wanted: str | None) -> bool:
+    """Whether a session started by `source` passes the filter `wanted` (None: every one).
+    A session without a recorded source (from an older picobot) passes only None."""
+    return wanted is None or source in SOURCE_FILTERS[wanted]
 
 
 class SessionError(Exception):
@@ -232,7 +248,7 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
     return out
 
 
-_META_STR = ("key", "created", "model", "title")
+_META_STR = ("key", "created", "model", "title", "source")
 # Only a JSON escape can bring a lone surrogate into a line that decoded as UTF-8.
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 

@@ -87,14 +87,15 @@ class Session:
             updated=parsed.last_ts or created,
             message_count=len(parsed.messages),
             model=meta.get("model"),
+            source=meta.get("source"),
         )
 
     # ------------------------------------------------------------ writing
 
-    def start(self, model: str | None) -> None:
+    def start(self, model: str | None, source: str | None = None) -> None:
         """Called once by the store after opening: a file without a header gets one (a
-        descriptor-less new session keeps it for its first write); a header naming another
-        model records the new one."""
+        descriptor-less new session keeps it for its first write), recording `source`, the
+        front end that started it; a header naming another model records the new one."""
         if not self._meta_seen:
             header = {
                 "_type": "meta",
@@ -104,6 +105,9 @@ class Session:
                 "model": model,
                 "title": None,
             }
+            if source is not None:
+                header["source"] = source
+                self.info.source = source
             if self._fd is None:
                 self._deferred = self._encode(header)
             else:
@@ -186,6 +190,7 @@ class Session:
             "key": self.key,
             "created": self.info.created,
             "model": self.info.model,
+            "source": self.info.source,
             "title": self._title,
             "auto_title": self._auto_title,
             "updated": self.info.updated,

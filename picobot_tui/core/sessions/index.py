@@ -4,9 +4,10 @@ Each line is a partial entry `{"key": ..., <fields>}`; folding the file in order
 fields win per key, and `{"key": ..., "deleted": true}` drops the key. Partial entries let a
 rename in one process and appends in another never overwrite each other's fields.
 
-Fields: created, model, title (explicit rename or null), auto_title (first user message),
-updated, message_count, size (of the session file when the line was written: a line with a
-smaller size than the folded entry is stale and ignored, whatever order lines land in).
+Fields: created, model, source (the front end that started it), title (explicit rename or
+null), auto_title (first user message), updated, message_count, size (of the session file
+when the line was written: a line with a smaller size than the folded entry is stale and
+ignored, whatever order lines land in).
 
 Writers append one small line with O_APPEND under a shared flock on `index.lock`. Compaction
 (fold, drop entries without a file, write a temp file, os.replace) takes that lock exclusively,
@@ -71,6 +72,7 @@ _FIELDS: dict[str, Callable[[Any], bool]] = {
     "title": _text_or_none,
     "auto_title": _text_or_none,
     "model": _text_or_none,
+    "source": _text_or_none,
     "message_count": lambda v: _int_in(v, MAX_COUNT),
     "size": lambda v: _int_in(v, MAX_SIZE),
 }

@@ -30,6 +30,7 @@ from picobot_tui.core.sessions.files import (
     open_private,
     parse_session_bytes,
     read_session_file,
+    source_matches,
 )
 from picobot_tui.core.sessions.handle import OPEN_SESSIONS, Session
 from picobot_tui.core.sessions.index import SessionIndex, is_complete
@@ -47,6 +48,7 @@ def _to_info(key: str, e: dict[str, Any]) -> SessionInfo:
         updated=e.get("updated") or e.get("created") or "",
         message_count=int(e.get("message_count") or 0),
         model=e.get("model"),
+        source=e.get("source"),
     )
 
 
@@ -114,10 +116,17 @@ class SessionStore:
     # ------------------------------------------------------------ open / read
 
     def open(
-        self, key: str, *, model: str | None = None, create: bool = True, lazy: bool = False
+        self,
+        key: str,
+        *,
+        model: str | None = None,
+        create: bool = True,
+        lazy: bool = False,
+        source: str | None = None,
     ) -> Session:
         """Open for appending, taking the session's exclusive lock (never waits). With
-        `lazy`, a new session's file is only created by its first message."""
+        `lazy`, a new session's file is only created by its first message. `source` (one of
+        SOURCES) is recorded in a new session's header: the front end that started it."""
         key = self.normalize_key(key)
         path = self._path(key)
         if str(path) in OPEN_SESSIONS:
@@ -150,7 +159,7 @@ class SessionStore:
                 now=self._now,
                 index=self._index,
             )
-            session.start(model)
+            session.start(model, source)
             if fd is None:
                 OPEN_SESSIONS[str(path)] = session
                 return session  # no file yet, so nothing to index either
@@ -206,21 +215,33 @@ class SessionStore:
             reverse=True,
         )
 
-    def list(self, limit: int | None = None, offset: int = 0) -> list[SessionInfo]:
-        """Sessions, most recently updated first. Reads the index, not the session files."""
-        end = None if limit is None else offset + limit
-        return [_to_info(k, e) for k, e in self._ranked()[offset:end]]
+    def _ranked_from(self, source: str | None) -> list[tuple[str, dict[str, Any]]]:
+        """`_ranked`, only the sessions passing the source filter `source` (SOURCE_FILTERS)."""
+        ranked = self._ranked()
+        if source is None:
+            return ranked
+        return [(k, e) for k, e in ranked if source_matches(e.get("source"), source)]
 
-    def search(self, query: str, limit: int = 50) -> Iterator[SessionInfo]:
+    def list(
+        self, limit: int | None = None, offset: int = 0, *, source: str | None = None
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first; with `source` (a SOURCE_FILTERS name), only
+        those that front end started. Reads the index, not the session files."""
+        end = None if limit is None else offset + limit
+        return [_to_info(k, e) for k, e in self._ranked_from(source)[offset:end]]
+
+    def search(
+        self, query: str, limit: int = 50, *, source: str | None = None
+    ) -> Iterator[SessionInfo]:
         """Sessions whose title or any message matches `query` (case-insensitive), newest
-        first, yielded as they are found."""
+        first, yielded as they are found; `source` filters as in `list`."""
         q = query.strip().lower()
         if limit <= 0:
             return
         found = 0
         # SessionInfo is built for hits only: building all 10,000 first was most of the
         # time to the first hit (bench #9c).
-        for key, entry in self._ranked():
+        for key, entry in self._ranked_from(source):
             title = entry.get("title") or entry.get("auto_title") or ""
             if not q or q in title.lower() or self._file_matches(key, q):
                 yield _to_info(key, entry)
@@ -270,6 +291,24 @@ class SessionStore:
         finally:
             os.close(lock_fd)
         self._index.append({"key": key, "deleted": True})
+
+    def in_use(self, key: str) -> bool:
+        """Whether a picobot (this process or another) holds the session open: `delete`
+        would refuse it. A probe only: the answer can change right after."""
+        path = self._path(self.normalize_key(key))
+        if str(path) in OPEN_SESSIONS:
+            return True
+        try:
+            fd = os.open(lock_path(path), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False  # no lock file: nobody has it open
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # releases the probe's shared lock
+        return False
 
     def export_markdown(self, key: str) -> str:
         key = self.normalize_key(key)
@@ -384,6 +423,7 @@ class SessionStore:
             "key": key,
             "created": created,
             "model": parsed.meta.get("model"),
+            "source": parsed.meta.get("source"),
             "title": parsed.meta.get("title"),
             "auto_title": parsed.auto_title,
             "updated": parsed.last_ts or created,
