@@ -9,6 +9,8 @@ session, so one call beats many) and goes into the table a page at a time from m
 10,000 sessions open about as fast as 10. A filter runs `store.search` (title and content) in an exclusive thread
 worker that streams batches back as messages; every keystroke cancels the running search and
 restarts it after a short debounce. Rename, delete and export run in workers too.
+Ctrl+F cycles a source filter (all, TUI, headless) that both the listing and the search
+apply in the store; the table's title names it.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Label
 from textual.worker import get_current_worker
 
+from picobot_tui.core.sessions.export import default_export_dir
+
+from .session_browser_messages import Rows as _Rows
+from .session_browser_messages import SearchHits as _SearchHits
 from .session_dialogs import ConfirmDeleteDialog, RenameDialog
 from .session_list import SessionTable
 from .session_preview import SessionPreview
@@ -47,27 +52,14 @@ SEARCH_LIMIT = 500
 SEARCH_DEBOUNCE = 0.15  # seconds after the last keystroke
 SEARCH_FLUSH = 0.05  # stream search hits to the UI at most this often (the first at once)
 PREVIEW_DEBOUNCE = 0.08  # holding ↓ should not start a load per row
+# ctrl+f cycles the source filter: (store.list's `source`, the label in the header).
+SOURCE_CYCLE: tuple[tuple[str | None, str], ...] = (
+    (None, "all"),
+    ("tui", "TUI"),
+    ("headless", "headless"),
+)
 
 BrowserResult = tuple[str, str | None] | None
-
-
-# ---- messages from the worker threads (post_message is thread-safe) ------------------------
-
-
-class _Rows(Message):
-    def __init__(
-        self, offset: int, limit: int | None, rows: list[SessionInfo], error: str = ""
-    ) -> None:
-        super().__init__()
-        self.offset, self.limit, self.rows, self.error = offset, limit, rows, error
-
-
-class _SearchHits(Message):
-    def __init__(
-        self, generation: int, rows: list[SessionInfo], done: bool = False, error: str = ""
-    ) -> None:
-        super().__init__()
-        self.generation, self.rows, self.done, self.error = generation, rows, done, error
 
 
 # ---- widgets ---------------------------------------------------------------------------------
@@ -107,6 +99,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         Binding("ctrl+r,f2", "rename", "Rename"),
         Binding("ctrl+d", "delete", "Delete"),
         Binding("ctrl+e", "export", "Export"),
+        Binding("ctrl+f", "cycle_source", "Source"),
         Binding("escape", "close", "Close"),
         Binding("ctrl+s", "close", "Close", show=False),
         # Arrow keys move through the list even while typing in the filter.
@@ -128,6 +121,8 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self._complete = False  # nothing beyond `_offset`
         self._fetching = False
         self._want_more = False  # the user reached the end before the rest arrived
+        self._listing_generation = 0  # a new source filter drops rows fetched for the old one
+        self._source_index = 0  # into SOURCE_CYCLE
         # Filter.
         self._query = ""
         self._search_generation = 0
@@ -148,7 +143,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
             yield Label("", id="browser-status")
         with Horizontal(id="browser-body"):
             table = SessionTable(id="session-table")
-            table.border_title = "Sessions"
+            table.border_title = self._table_title()
             yield table
             preview = SessionPreview(id="session-preview")
             preview.border_title = "Preview"
@@ -191,19 +186,23 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         if self._fetching or self._complete:
             return
         self._fetching = True
-        self._fetch_rows(self._offset, limit)
+        self._fetch_rows(self._offset, limit, self._listing_generation, self.source)
 
     @work(thread=True, group="listing", exit_on_error=False)
-    def _fetch_rows(self, offset: int, limit: int | None) -> None:
+    def _fetch_rows(
+        self, offset: int, limit: int | None, generation: int, source: str | None
+    ) -> None:
         try:
-            rows = self.store.list(limit=limit, offset=offset)
+            rows = self.store.list(limit=limit, offset=offset, source=source)
         except Exception as error:
-            self.post_message(_Rows(offset, limit, [], error=str(error)))
+            self.post_message(_Rows(generation, offset, limit, [], error=str(error)))
         else:
-            self.post_message(_Rows(offset, limit, rows))
+            self.post_message(_Rows(generation, offset, limit, rows))
 
     @on(_Rows)
     def _rows_fetched(self, message: _Rows) -> None:
+        if message.generation != self._listing_generation:
+            return  # fetched for the source filter before the last ctrl+f
         self._fetching = False
         if message.error:
             self._complete = True
@@ -282,17 +281,17 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self._search_generation += 1
         self._searching = True
         self._search_fresh = True
-        self._search(query, self._search_generation)
+        self._search(query, self._search_generation, self.source)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, query: str, generation: int) -> None:
+    def _search(self, query: str, generation: int, source: str | None) -> None:
         worker = get_current_worker()
         hits = None
         batch: list[SessionInfo] = []
         sent_any = False
         last = time.monotonic()
         try:
-            hits = self.store.search(query, limit=SEARCH_LIMIT)
+            hits = self.store.search(query, limit=SEARCH_LIMIT, source=source)
             for info in hits:
                 if worker.is_cancelled:
                     return
@@ -353,7 +352,13 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self._preview_timer = None
         info = self.table.selected
         if info is None:
-            self.preview.clear("No sessions yet." if not self._query else "")
+            if self._query:
+                note = ""
+            elif self.source is None:
+                note = "No sessions yet."
+            else:
+                note = f"No {SOURCE_CYCLE[self._source_index][1]} sessions (ctrl+f: all)."
+            self.preview.clear(note)
             return
         self.preview.show(self.store, info, self._query)
 
@@ -412,6 +417,32 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         if info is not None:
             self._export(info)
 
+    # ---- source filter ----------------------------------------------------------------------
+
+    @property
+    def source(self) -> str | None:
+        """The source filter (a SOURCE_FILTERS name of the store), None for every session."""
+        return SOURCE_CYCLE[self._source_index][0]
+
+    def _table_title(self) -> str:
+        label = SOURCE_CYCLE[self._source_index][1]
+        return "Sessions" if self.source is None else f"Sessions · {label} only"
+
+    def action_cycle_source(self) -> None:
+        """All → TUI → headless (-m, --json, the library) → all: the listing starts over
+        from the store, and a filter in the field searches again within the new source."""
+        self._source_index = (self._source_index + 1) % len(SOURCE_CYCLE)
+        self.table.border_title = self._table_title()
+        self._listing_generation += 1
+        self._browse, self._backlog, self._known = [], deque(), set()
+        self._offset, self._complete, self._fetching, self._want_more = 0, False, False, False
+        if not self._query:
+            self.table.set_sessions([])
+            self._set_status("loading…")
+        elif self._search_timer is None:  # else the pending search runs in the new source
+            self._start_search(self._query)
+        self._fetch(FIRST_PAGE)
+
     # ---- store mutations, off the UI thread ---------------------------------------------------
 
     @work(group="mutate", exit_on_error=False)
@@ -448,7 +479,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
     async def _export(self, info: SessionInfo) -> None:
         try:
             path = await asyncio.to_thread(
-                self.store.export_file, info.key, self.export_dir or Path.cwd()
+                self.store.export_file, info.key, self.export_dir or default_export_dir()
             )
         except Exception as error:
             self.notify(f"Export failed: {error}", severity="error")

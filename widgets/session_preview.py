@@ -2,7 +2,8 @@
 
 `render_transcript` is a pure function (no I/O, no widgets) so it can run in a worker thread
 and be tested directly. All user, model and tool text goes in as plain text, never as markup:
-a message containing `[bold]` or `[interrupted]` must show those characters literally.
+a message containing `[bold]` or `[interrupted]` must show those characters literally. The
+assistant's text is rendered as Markdown (`preview_markdown`), only for the previewed session.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from textual.worker import get_current_worker
 from picobot_tui.core.content import content_text
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
+from .preview_markdown import markdown_content
+
 if TYPE_CHECKING:
     from picobot_tui.core.sessions import SessionInfo, SessionStore
 
@@ -32,6 +35,7 @@ HEAD = 20  # messages kept from the start of a long session ...
 TAIL = 150  # ... and from its end
 MAX_SNIPPETS = 5
 
+SOURCE_LABELS = {"tui": "TUI", "headless": "agent -m", "json": "agent --json", "library": "library"}
 _ROLE_STYLE = {"user": "bold $accent", "assistant": "bold $success", "system": "bold $warning"}
 
 
@@ -46,7 +50,8 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
 
 
-def _clip(text: str) -> str:
+def _clip(text: str) -> tuple[str, bool]:
+    """`text` cut to MAX_LINES and MAX_CHARS, and whether anything was cut."""
     text = text.strip("\n")
     lines = text.splitlines()
     cut = False
@@ -55,7 +60,7 @@ def _clip(text: str) -> str:
     text = "\n".join(lines)
     if len(text) > MAX_CHARS:
         text, cut = text[:MAX_CHARS], True
-    return text + ("\n…" if cut else "")
+    return text, cut
 
 
 def tool_call_summary(call: Mapping[str, Any], width: int = 70) -> tuple[str, str]:
@@ -101,6 +106,7 @@ def _header(info: SessionInfo | None, count: int) -> list[Content]:
             info.key,
             info.model or "no model",
             f"{count} message{'s' if count != 1 else ''}",
+            SOURCE_LABELS.get(info.source or "", ""),
         )
         if part
     )
@@ -196,7 +202,11 @@ def _render_message(message: Mapping[str, Any], tool_names: dict[str, str]) -> I
     label = "you" if role == "user" else role
     yield Content.assemble((label, _ROLE_STYLE.get(role, "bold")), suffix)
     if text.strip():
-        yield Content(_clip(text))
+        clipped, cut = _clip(text)
+        # The model writes Markdown: render it. What the user typed shows as typed.
+        yield markdown_content(clipped) if role == "assistant" else Content(clipped)
+        if cut:
+            yield Content.styled("…", "$text-muted")
     for call in message.get("tool_calls") or ():
         name, args = tool_call_summary(call)
         if call.get("id"):

@@ -65,7 +65,9 @@ class SessionSwitcher:
         """The open session, opening (creating) it on first use."""
         if self.session is None:
             try:
-                self.session = self.store.open(self.key, model=self.runtime.loop.model_name)
+                self.session = self.store.open(
+                    self.key, model=self.runtime.loop.model_name, source="tui"
+                )
             except SessionError as e:
                 self.notify(str(e), severity="error", timeout=10)
                 return None
@@ -152,8 +154,10 @@ class SessionSwitcher:
         if self.session is None:
             self.notify("Nothing to export yet: send a message first")
             return None
+        from picobot_tui.core.sessions.export import default_export_dir
+
         try:
-            path = self.store.export_file(self.session.key, Path.cwd())
+            path = self.store.export_file(self.session.key, default_export_dir())
         except (OSError, SessionError) as e:
             self.notify(f"Export failed: {e}", severity="error")
             return None

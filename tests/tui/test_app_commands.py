@@ -11,6 +11,7 @@ from picobot_tui.widgets.blocks import AssistantMessage, Notice, UserMessage
 from rich.markdown import Markdown as RichMarkdown
 
 from picobot_tui.core.llm.scripted import ScriptedModel, text, tool_call
+from picobot_tui.core.sessions.export import export_filename
 from picobot_tui.tui.commands import parse_slash
 from tests.tui.app_support import (
     GatedModel,
@@ -133,20 +134,25 @@ async def test_sessions_key_opens_the_browser_and_its_result_resumes(settings):
         assert app.conversation.blocks() == []
 
 
-async def test_export_and_copy(settings, tmp_path, monkeypatch):
+async def test_export_and_copy(settings, tmp_path, monkeypatch, picobot_home):
     monkeypatch.chdir(tmp_path)
+    exports = picobot_home / "exports"  # the default directory, never the current one
     answer = "Here:\n\n```python\nprint('hi')\n```\n"
     app = make_app(settings, [text(answer)])
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await type_and_send(pilot, "/export")
         await pilot.pause()
-        assert list(tmp_path.glob("picobot-*.md")) == []  # nothing to export yet
+        assert not exports.exists()  # nothing to export yet
         await type_and_send(pilot, "show code")
         await wait_idle(pilot)
         await type_and_send(pilot, "/export")
         await pilot.pause()
-        [exported] = list(tmp_path.glob("picobot-*.md"))
+        [exported] = list(exports.glob("picobot-*.md"))
+        assert exported.name == export_filename(app.sessions.session.key)  # as ctrl+e names it
         assert "show code" in exported.read_text()
+        assert (exported.parent.stat().st_mode & 0o777) == 0o700
+        assert list(tmp_path.glob("picobot-*.md")) == []
+        assert any(str(exported) in n.message for n in app._notifications)  # the full path
 
         await type_and_send(pilot, "/copy")
         await pilot.pause()
@@ -230,10 +236,10 @@ async def test_toggle_panes_and_the_narrow_layout(settings):
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert not app.timeline.display and app.gauge.display
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+g")
         await pilot.pause()
         assert not side.display
-        await pilot.press("ctrl+t", "ctrl+b")
+        await pilot.press("ctrl+t", "ctrl+g")
         await pilot.pause()
         assert side.display and app.timeline.display and app.gauge.display
         assert not app.status.show_budget

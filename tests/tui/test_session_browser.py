@@ -169,8 +169,8 @@ class GatedStore(SessionStore):
         self.release = threading.Event()
         self.resumed = threading.Event()
 
-    def search(self, query: str, limit: int = 50) -> Iterator[SessionInfo]:
-        for n, info in enumerate(super().search(query, limit)):
+    def search(self, query: str, limit: int = 50, **filters) -> Iterator[SessionInfo]:
+        for n, info in enumerate(super().search(query, limit, **filters)):
             if query == "re" and n == 1:
                 self.release.wait(timeout=20)
                 self.resumed.set()
