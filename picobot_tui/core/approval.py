@@ -8,22 +8,50 @@ Only the user's answer (never tool output) widens what runs; a front end supplie
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from picobot_tui.core import command_rules
 from picobot_tui.core.events import ApprovalRequested
 from picobot_tui.core.settings import CoreSettings
+from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.hosts import host_allowed
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.turn_state import SessionState
 
 Decision = Literal["allow", "allow_session", "always", "deny"]
-"""A user's answer: this call, this session (tool or host), always (saved), or no."""
+"""A user's answer: this call, this session (tool or host), always (saved), or no.
+
+"always" covers the request's narrowest scope: its host (web_fetch), else for exec the
+offered command prefix (`ApprovalRequested.prefix`; none offered: this call only), else the
+tool. A front end saves it to config.json first and passes "always" on."""
+
+MAX_REASON_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Denied:
+    """A "deny" that carries the user's reason; the model reads it in the tool result."""
+
+    reason: str = ""
+
 
 # What a front end's `confirm` is asked about is the very event it was shown.
 ApprovalRequest = ApprovalRequested
 
-ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision]]
+ConfirmFn = Callable[[ApprovalRequest], Awaitable[Decision | Denied]]
 """How a front end asks the user about one call."""
+
+
+def denied_text(name: str, decision: Denied | str) -> str:
+    """The tool result of a refused call: the reason, when the user gave one, on one line
+    (control characters and escapes dropped; capped)."""
+    text = f"Denied: the user did not allow this {name} call."
+    reason = decision.reason if isinstance(decision, Denied) else ""
+    reason = " ".join(terminal_safe(reason).split())
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[: MAX_REASON_CHARS - 1] + "…"
+    return f"{text} The user's reason: {reason}" if reason else text
 
 
 def approval_needed(
@@ -34,13 +62,15 @@ def approval_needed(
     args: dict[str, Any],
     state: SessionState,
 ) -> str | ApprovalRequested:
-    """ "allow" or "readonly" by policy, or the request to put to the user.
+    """ "allow", "readonly" or "untrusted" by policy, or the request to put to the user.
 
     A network call (web_fetch) is judged per host: a host in `tools.web.allowHosts` or allowed
     for this session runs under every policy; any other host follows the policy like a file
     change (`readonly` refuses it, `ask` asks about that host).
     """
     host = tools.approval_host(name, args)
+    if tools.ctx.read_only is not None and host is None:
+        return "untrusted"  # an untrusted workspace: no file change, command or todo write
     if host is not None and (
         host_allowed(host, settings.tools.web.allow_hosts) or host in state.allowed_hosts
     ):
@@ -52,22 +82,37 @@ def approval_needed(
         return "readonly"
     if name in settings.tools.always_allow or name in state.allowed_tools:
         return "allow"
+    prefix = None
+    if name == command_rules.COMMAND_TOOL:
+        # `exec(git status:*)` rules in tools.alwaysAllow: on the command's parsed words.
+        command = args.get("command")
+        if command_rules.command_allowed(settings.tools.always_allow, command):
+            return "allow"
+        prefix = command_rules.offered_prefix(command)
     p = tools.approval_preview(name, args)
     if host is not None:
         return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden, "host", host)
-    return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden)
+    return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden, prefix=prefix)
 
 
-async def ask(confirm: ConfirmFn | None, req: ApprovalRequested, state: SessionState) -> str:
+async def ask(
+    confirm: ConfirmFn | None, req: ApprovalRequested, state: SessionState
+) -> str | Denied:
     """Put the request to the user; only their answer (never tool output) decides.
 
-    "allow_session" (and "always", which a front end has already saved) covers the request's
-    scope: its host for web_fetch, else the tool.
+    "allow_session" covers the request's scope: its host for web_fetch, else the tool.
+    "always" allows this call: the front end has saved the rule to the settings this policy
+    reads (the host, exec's offered prefix, or the tool), so removing it (`/permissions`)
+    takes effect at once. A `Denied` is passed on (its reason becomes the tool result).
     """
     if confirm is None:
         return "deny"
     decision = await confirm(req)
-    if decision in ("allow_session", "always"):
+    if isinstance(decision, Denied):
+        return decision
+    if decision == "always":
+        return "allow"
+    if decision == "allow_session":
         if req.scope == "host" and req.host:
             state.allowed_hosts.add(req.host)
         else:

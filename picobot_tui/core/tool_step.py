@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from picobot_tui.core.approval import ConfirmFn, approval_needed, ask
+from picobot_tui.core.approval import ConfirmFn, Denied, approval_needed, ask, denied_text
 from picobot_tui.core.events import ApprovalRequested, Event, ToolCallFinished, ToolCallStarted
 from picobot_tui.core.secret_guard import REFUSED
 from picobot_tui.core.settings import CoreSettings
@@ -56,7 +56,7 @@ async def run_tool(
         log.warning("tool %s (%s) refused: its arguments carry a secret", name, call_id)
         args, result = None, ToolResult(False, REFUSED.format(name=name), "denied")
     if args is not None and tools is not None:
-        decision = "allow"
+        decision: str | Denied = "allow"
         if tools.needs_approval(name, args):
             verdict = approval_needed(settings, tools, call_id, name, args, state)
             if isinstance(verdict, ApprovalRequested):
@@ -64,9 +64,11 @@ async def run_tool(
                 decision = await ask(confirm, verdict, state)
             else:
                 decision = verdict
-        if decision == "deny":
+        if decision == "deny" or isinstance(decision, Denied):
+            result = ToolResult(False, denied_text(name, decision), "denied")
+        elif decision == "untrusted":
             result = ToolResult(
-                False, f"Denied: the user did not allow this {name} call.", "denied"
+                False, f"Denied: {name} may not run: {tools.ctx.read_only}", "denied"
             )
         elif decision == "readonly":
             result = ToolResult(

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -28,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui import side_panes
+from picobot_tui.tui import keys, side_panes
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -40,12 +39,12 @@ from picobot_tui.tui.exit_signals import ExitSignals
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.message_queue import MessageQueue
 from picobot_tui.tui.peek import peek_ui
+from picobot_tui.tui.prompt_history import PromptHistory, load_into
 from picobot_tui.tui.turn_lifecycle import TurnLifecycle
 from picobot_tui.tui.view_events import (
     AppStarted,
     AppStarting,
     ConversationCleared,
-    ModelShown,
     NoticeShown,
     UserSent,
     ViewEvent,
@@ -61,7 +60,7 @@ from picobot_tui.widgets.typing_monitor import TypingMonitor
 
 if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
-    from picobot_tui.core.approval import ApprovalRequest, Decision
+    from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
     from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.run.runtime import Runtime
     from picobot_tui.tui.router import EventRouter
@@ -83,14 +82,7 @@ class PicobotApp(App[int]):
     CSS_PATH = STYLES / "app.tcss"
     AUTO_FOCUS = "#prompt-input"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
-    BINDINGS: ClassVar = [
-        Binding("ctrl+s", "sessions", "Sessions"),
-        Binding("ctrl+n", "new_session", "New"),
-        Binding("ctrl+t", "toggle_timeline", "Timeline"),
-        Binding("ctrl+b", "toggle_gauge", "Gauge"),
-        Binding("escape", "interrupt", "Interrupt"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-    ]
+    BINDINGS: ClassVar = keys.bindings()  # ids and defaults in tui/keys.py (`ui.keys`)
 
     def __init__(
         self,
@@ -129,6 +121,9 @@ class PicobotApp(App[int]):
         self.idle_gc = IdleCollector()
         self._unmounted = False
         self.exit_signals = ExitSignals(self._on_signal)
+        self.ctrl_c = keys.DoublePress()
+        self.prompt_history = PromptHistory()
+        self.key_map: dict[str, str] = {}
         self.sessions: SessionSwitcher
         self.router: EventRouter
         """Made on mount (it holds the panes)."""
@@ -187,12 +182,17 @@ class PicobotApp(App[int]):
         if not self.is_headless:
             self.exit_signals.install()
         if self.settings is not None:
-            await self._start()
-            return
-        # Paint first: the settings (pydantic-settings) and the core take ~0.2 s to import.
-        self._apply_ui(peek_ui())
-        await self.router.apply(AppStarting(self.options.model or ""))
-        self.call_after_refresh(self._start)
+            from picobot_tui.tui import trust
+
+            if not trust.pending(self.settings, self.options):
+                await self._start()
+                return
+        else:
+            # Paint first: the settings (pydantic-settings) and the core take ~0.2 s to import.
+            self._apply_ui(peek_ui())
+            await self.router.apply(AppStarting(self.options.model or ""))
+        # In a worker: the trust question (tui/trust.py) waits there for the user's answer.
+        self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     def _apply_ui(self, ui: dict[str, Any]) -> None:
         """Theme and side panes from the `ui` settings (or a peek at them)."""
@@ -200,6 +200,8 @@ class PicobotApp(App[int]):
             self.theme = ui["theme"]
         self._rich_theme()
         side_panes.apply_ui(self.main_screen, ui)
+        if "keys" in ui:  # `ui.keys`; a bad entry is a warning in the conversation
+            self.key_map = keys.apply_keymap(self, ui["keys"], self.router.apply)
 
     async def _start(self) -> None:
         """Load settings (if not given), build the runtime, open the session."""
@@ -214,6 +216,11 @@ class PicobotApp(App[int]):
         self.ready = True
         self.refresh_bindings()
         self.warm_model()  # installs the idle collector once LiteLLM is imported
+        self.run_worker(
+            partial(load_into, self.prompt_history, self.prompt, self.runtime, self.settings),
+            thread=True,
+            exit_on_error=False,
+        )
         await self._send_queued()  # typed and sent while starting
 
     async def _load(self) -> bool:
@@ -229,9 +236,11 @@ class PicobotApp(App[int]):
                 return False
         settings = self.settings
         self._apply_ui(settings.ui.model_dump())
+        from picobot_tui.tui import trust
         from picobot_tui.tui.loading import ready_runtime
 
         try:
+            trusted = await trust.settle(self, settings, self.options)
             self.runtime = ready_runtime(
                 settings,
                 self.options,
@@ -239,6 +248,7 @@ class PicobotApp(App[int]):
                 confirm=self.confirm,
                 model_client=self._model_client,
                 log_to_file=not self.deterministic,
+                trusted=trusted,
             )
         except RunError as e:
             self.start_error = e
@@ -257,6 +267,8 @@ class PicobotApp(App[int]):
         await self.router.apply(
             AppStarted(self.runtime.loop.model_name, settings.agents.defaults.token_budget)
         )
+        if not trusted:
+            await self.router.apply(trust.untrusted_notice(self.runtime))
         await self.sessions.start(self.options.session)
         return True
 
@@ -318,6 +330,7 @@ class PicobotApp(App[int]):
     def warm_model(self) -> None:
         """Import and prepare the model client off the UI thread (after the first frame)."""
         from picobot_tui.tui.loading import warm_up
+        from picobot_tui.tui.model_switch import complete_models
 
         assert self.runtime is not None and self.settings is not None
         warm_up(
@@ -327,6 +340,7 @@ class PicobotApp(App[int]):
             check_credentials=self._model_client is None,
             show=self._show_from_thread,
             imported=partial(self.call_from_thread, self._start_idle_gc),
+            models=partial(self.call_from_thread, complete_models, self.prompt),
         )
 
     def _show_from_thread(self, event: ViewEvent) -> None:
@@ -335,6 +349,7 @@ class PicobotApp(App[int]):
 
     # -- sending and the turn worker ---------------------------------------------------
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
+        self.prompt_history.add(message.text)
         slash = parse_slash(message.text)
         if slash is not None:
             if self._starting():
@@ -420,17 +435,32 @@ class PicobotApp(App[int]):
                 await worker.wait()
 
     async def action_quit(self) -> None:
+        if self.lifecycle.running and keys.ask_to_quit(self, self._on_signal):
+            return  # a turn runs: the dialog asks first
         await self._quit(0)
 
+    async def action_interrupt_or_quit(self) -> None:
+        """Ctrl+C (when nothing is selected to copy): see tui/keys.py."""
+        match self.ctrl_c.press(running=self.lifecycle.running):
+            case "interrupt":
+                self.action_interrupt()
+            case "quit":
+                await self._quit(0)
+            case _:
+                self.notify(keys.again_hint(self.key_map), timeout=self.ctrl_c.window)
+
+    def on_prompt_area_scroll_requested(self, message: PromptArea.ScrollRequested) -> None:
+        keys.scroll_transcript(self.conversation, message.key)
+
     # -- approval and bell -------------------------------------------------------------
-    async def confirm(self, request: ApprovalRequest) -> Decision:
+    async def confirm(self, request: ApprovalRequest) -> Decision | Denied:
         """The loop's `confirm` coroutine: the approval modal (tui/approval.py)."""
         # Imported here: the modal and config writing are not needed for the first frame.
         from picobot_tui.tui.approval import ask
 
         assert self.settings is not None  # a turn runs only once settings are loaded
         decision = await ask(self, self.settings, request)
-        self.router.state = "running tool" if decision != "deny" else "thinking"
+        self.router.approval_answered(request.id, decision)
         return decision
 
     def ring(self) -> None:
@@ -479,10 +509,12 @@ class PicobotApp(App[int]):
         if not name:
             self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
             return
+        from picobot_tui.tui.model_switch import switch_model
+
         assert self.runtime is not None
-        self.runtime.loop.model_name = name
-        await self.router.apply(ModelShown(name))
-        self.notify(f"Model switched to {name} for the next turns")
+        await switch_model(
+            self.runtime, name, real=self._model_client, show=self.router.apply, notify=self.notify
+        )
 
     async def action_resume(self, session_id: str) -> None:
         await self.sessions.resume(session_id)
@@ -550,3 +582,9 @@ class PicobotApp(App[int]):
 
     async def action_help(self) -> None:
         await self.router.apply(NoticeShown("info", help_text()))
+
+    def action_permissions(self) -> None:
+        from picobot_tui.tui import permissions  # the list and config editing load lazily
+
+        if not self._starting() and self.settings is not None:
+            permissions.show(self, self.settings)

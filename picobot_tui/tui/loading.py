@@ -10,15 +10,16 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from picobot_tui.run.context import budget_problem
+from picobot_tui.run.context import budget_problem, start_model
 from picobot_tui.run.exit_codes import EXIT_USAGE
 from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.run.runtime import Runtime, build_runtime
+from picobot_tui.run.workspace import make_untrusted
 from picobot_tui.tui.view_events import ExecNoteShown, NoticeShown, ViewEvent
 
 if TYPE_CHECKING:
     from picobot_tui.config.settings import Settings
-    from picobot_tui.core.approval import ApprovalRequest, Decision
+    from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
     from picobot_tui.core.llm.model import ModelClient
 
 log = logging.getLogger("picobot")
@@ -29,24 +30,34 @@ def ready_runtime(
     options: RunOptions,
     runtime: Runtime | None,
     *,
-    confirm: Callable[[ApprovalRequest], Awaitable[Decision]],
+    confirm: Callable[[ApprovalRequest], Awaitable[Decision | Denied]],
     model_client: ModelClient | None,
     log_to_file: bool,
+    trusted: bool = True,
 ) -> Runtime:
     """The given runtime (asking the app's `confirm`), or a new one; RunError when the
-    settings' budget cannot work (a config error, like the CLI's)."""
+    settings' budget cannot work (a config error, like the CLI's). With no key for the
+    default model and no model chosen, the new one runs the offline demo (its `banner`)."""
     if runtime is None:
+        model, banner = options.model, None
+        if model_client is None:
+            model, banner = start_model(settings, options.model)
         runtime = build_runtime(
             settings,
-            model=options.model,
+            model=model,
             workspace=options.workspace,
             confirm=confirm,
             model_client=model_client,
         )
+        runtime.banner = banner
+        if not trusted:  # before the budget check reads the workspace's context files
+            make_untrusted(runtime)
         if problem := budget_problem(runtime):
             raise RunError(problem, EXIT_USAGE)
     else:
         runtime.loop.confirm = confirm
+        if not trusted:
+            make_untrusted(runtime)
     if log_to_file:
         from picobot_tui.run.logs import setup_logging
 
@@ -62,9 +73,14 @@ def warm_up(
     check_credentials: bool,
     show: Callable[[ViewEvent], None],
     imported: Callable[[], None],
+    models: Callable[[list[str]], None] = lambda names: None,
 ) -> None:
     """Import and prepare the model client (in a thread, after the first frame). `show`
-    hands view events to the UI thread; `imported` runs once LiteLLM is imported."""
+    hands view events to the UI thread; `imported` runs once LiteLLM is imported; `models`
+    gets the names `/model ` completes. With `check_credentials` (a real run, not a test's
+    model client) the model's name and key are checked and LiteLLM's model list is read."""
+    if runtime.banner:
+        show(NoticeShown("info", runtime.banner))
     if not deterministic:  # snapshots must not depend on whether bwrap is installed
         from picobot_tui.core.tools.sandbox import exec_sandbox_note
 
@@ -76,11 +92,17 @@ def warm_up(
             warm(runtime.loop.model_name)
         except Exception as e:  # a failed warm-up shows on the first real call
             log.warning("model warm-up failed: %s", e)
+    problem, names = None, None
+    if check_credentials:
+        from picobot_tui.tui.model_switch import check_model, model_names
+
+        # Imports LiteLLM if warm() did not (the demo model): before `imported`.
+        names = model_names(settings, with_litellm=True)
+        problem = check_model(settings, runtime.loop.model_name)
     if not deterministic:
         # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
         imported()
-    if check_credentials:
-        from picobot_tui.run.context import credentials_hint
-
-        if problem := credentials_hint(settings, runtime.loop.model_name):
-            show(NoticeShown("error", problem))
+    if problem:
+        show(NoticeShown("error", problem))
+    if names is not None:
+        models(names)

@@ -64,9 +64,11 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", self.name, *keys)
 
-    def start_agent(self, home: Path, args: list[str], *, then: str) -> None:
-        """Run `picobot agent ARGS` (120x36, PICOBOT_HOME=home, offline LiteLLM), then the
-        shell command `then` once it exits."""
+    def start_agent(
+        self, home: Path, args: list[str], *, then: str, cwd: Path | None = None
+    ) -> None:
+        """Run `picobot agent ARGS` (120x36, PICOBOT_HOME=home, offline LiteLLM) in `cwd`
+        (default: the test's), then the shell command `then` once it exits."""
         env = {
             "PICOBOT_HOME": str(home),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -83,7 +85,8 @@ class Tmux:
                 then,
             ]
         )
-        self.run("new-session", "-d", "-s", self.name, "-x", "120", "-y", "36", command)
+        where = ["-c", str(cwd)] if cwd is not None else []
+        self.run("new-session", "-d", "-s", self.name, "-x", "120", "-y", "36", *where, command)
 
 
 @pytest.fixture
@@ -159,4 +162,37 @@ def test_a_bad_config_found_after_the_first_frame_exits_2_with_the_message(tmux,
     assert "exit=2" in screen
     flat = screen.replace("\n", "")  # the long path wraps at 120 columns
     assert "config.json, line 2" in flat and "maxTokens" in flat
+    assert "Traceback" not in screen
+
+
+def test_ctrl_c_interrupts_then_twice_quits_and_prints_how_to_resume(server, tmux, picobot_home):
+    """Ctrl+C (a key in the TUI's raw terminal) stops the streaming turn; on the idle prompt
+    the first Ctrl+C warns and the second quits; the restored terminal shows the resume
+    command (issue 15, items 6 and 12)."""
+    from tests.support.openai_server import keep_alive_forever
+
+    config = {
+        "agents": {"defaults": {"model": "openai/test-model", "maxRetries": 0}},
+        "providers": {"openai": {"apiKey": "sk-test-dummy", "apiBase": server.url}},
+        "ui": {"bell": "never"},
+    }
+    (picobot_home / "config.json").write_text(json.dumps(config))
+    server.script([keep_alive_forever(2, text_reply("Partial words then only pings."))])
+    workspace = picobot_home / "ws"
+    workspace.mkdir()
+    tmux.start_agent(picobot_home, ["--workspace", str(workspace)], then='echo "exit=$?"; sleep 60')
+    tmux.wait_for(lambda s: "Message picobot" in s, "the first frame")
+    tmux.keys("-l", "hello there")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "Partial" in s, "the first streamed words", limit=90)
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: "interrupted" in s and "idle" in s, "the interrupted turn")
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: "again to quit" in s, "the second-press hint")
+    tmux.keys("C-c")
+    screen = tmux.wait_for(lambda s: "exit=" in s, "picobot to exit")
+    assert "exit=0" in screen
+    [session_file] = (picobot_home / "sessions").glob("cli_*.jsonl")
+    session_id = session_file.stem.removeprefix("cli_")
+    assert f"picobot agent --session {session_id}" in screen.replace("\n", "")
     assert "Traceback" not in screen

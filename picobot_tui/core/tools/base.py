@@ -27,6 +27,9 @@ class ToolContext:
     straddling the cut is not kept in pieces (the registry sets it from its own)."""
     secrets: tuple[str, ...] = ()
     """The config's secret values (API keys, extraHeaders): exec keeps them out of its env."""
+    read_only: str | None = None
+    """Why no tool may change anything here (an untrusted workspace), else None: the approval
+    policy refuses every file change, command and todo write with this reason."""
 
 
 @dataclass(frozen=True)

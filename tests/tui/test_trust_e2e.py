@@ -1,0 +1,53 @@
+"""The trust question through the real `picobot agent` in tmux: started in a project folder
+with no --workspace, it asks; the answer is stored and not asked again."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.tui.test_tui_e2e import Tmux, tmux  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.e2e
+
+
+def _wait_file(path: Path, limit: float = 30) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and not path.exists():
+        time.sleep(0.1)
+    assert path.exists(), f"{path} never appeared"
+
+
+def test_the_trust_prompt_in_a_real_terminal(tmux: Tmux, picobot_home, tmp_path):  # noqa: F811
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("project rules\n")
+    (picobot_home / "config.json").write_text(
+        json.dumps({"agents": {"defaults": {"model": "demo"}}, "ui": {"bell": "never"}})
+    )
+    exit_file = tmp_path / "exit-1"
+    tmux.start_agent(picobot_home, [], then=f"echo $? > {shlex.quote(str(exit_file))}", cwd=project)
+    screen = tmux.wait_for(
+        lambda s: "Trust this folder?" in s and "Read-only [n]" in s, "the trust question"
+    )
+    assert str(project) in screen.replace("\n", "").replace(" ", "").replace("█", "")
+    tmux.keys("n")
+    tmux.wait_for(lambda s: "is not trusted" in s, "the read-only notice")
+    stored = json.loads((picobot_home / "trusted.json").read_text())["workspaces"]
+    assert stored == {str(project.resolve()): False}
+    tmux.keys("C-q")
+    _wait_file(exit_file)
+    assert exit_file.read_text().strip() == "0"
+
+    if tmux.alive():
+        tmux.run("kill-session", "-t", tmux.name)
+    again = tmp_path / "exit-2"
+    tmux.start_agent(picobot_home, [], then=f"echo $? > {shlex.quote(str(again))}", cwd=project)
+    screen = tmux.wait_for(lambda s: "is not trusted" in s, "the stored answer applied")
+    assert "Trust this folder?" not in screen
+    tmux.keys("C-q")
+    _wait_file(again)
