@@ -23,6 +23,7 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.sessions.files import parse_session_bytes
 from tests.headless.conftest import cli_env, home_workspace, picobot_exe
 from tests.support.openai_server import ErrorReply, Reply, Reset, text_reply
+from tests.support.sent import as_stored
 
 KEY = "sk-reliab-SECRET-0f1e2d3c4b5a69788796a5b4"
 """The API key put in config (and env) by these suites; it must never be written anywhere."""
@@ -72,10 +73,11 @@ def conversation_problems(messages: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def provider_view(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The provider-facing keys of each message (LiteLLM drops a `content: null`)."""
+    """The provider-facing keys of each message (LiteLLM drops a `content: null`), the
+    user's words without the time line a request adds to its latest one."""
     return [
         {k: v for k, v in m.items() if k in PROVIDER_KEYS and (v is not None or k != "content")}
-        for m in messages
+        for m in as_stored(list(messages))
     ]
 
 

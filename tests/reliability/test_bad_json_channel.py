@@ -30,6 +30,7 @@ from picobot_tui.run.runtime import build_runtime
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import Proc, Router, write_config
 from tests.support.openai_server import OpenAITestServer, slow, text_reply
+from tests.support.sent import as_stored
 
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()),
@@ -254,7 +255,8 @@ def test_console_script_survives_bad_lines_and_queues_messages_in_order(tmp_path
     assert finished[0]["content"].startswith("first answer")
     # The queued messages ran after the first turn, in the order they were sent.
     sent_users = [
-        [m["content"] for m in body["messages"] if m["role"] == "user"] for body in router.of("j")
+        [m["content"] for m in as_stored(body["messages"]) if m["role"] == "user"]
+        for body in router.of("j")
     ]
     assert sent_users[-1] == ["j: first", "j: message 2", "j: message 3", "j: message 4"]
     assert [len(u) for u in sent_users] == [1, 2, 3, 4]

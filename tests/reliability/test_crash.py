@@ -51,6 +51,7 @@ from tests.support.openai_server import (
     tool_call_reply,
     tool_calls_reply,
 )
+from tests.support.sent import as_stored
 
 pytestmark = pytest.mark.e2e
 
@@ -314,7 +315,7 @@ def resume_and_check(
     msgs = after[0]["messages"]
     tally.resumed += 1
     problems = conversation_problems(msgs)
-    if msgs[0]["role"] != "system" or msgs[-1] != {"role": "user", "content": text}:
+    if msgs[0]["role"] != "system" or as_stored(msgs)[-1] != {"role": "user", "content": text}:
         problems.append("the resumed request does not end with the new message")
     if provider_view(msgs[1 : 1 + len(sent_before)]) != provider_view(sent_before):
         problems.append("the resumed request lost messages that were sent before the kill")

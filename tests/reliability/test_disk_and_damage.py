@@ -32,6 +32,7 @@ from tests.reliability.support import (
     write_config,
 )
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
+from tests.support.sent import as_stored
 
 pytestmark = pytest.mark.e2e
 
@@ -235,7 +236,7 @@ def test_full_disk_mid_turn_in_m_mode_keeps_what_was_saved(small_disk, srv):
     done = run(home, "agent", "--session", found["key"], "-m", "second")
     assert done.returncode == 0, text(done)
     assert text(done)[0] == "resumed\n"
-    sent = [m for m in srv.last_body["messages"] if m["role"] == "user"]
+    sent = [m for m in as_stored(srv.last_body["messages"]) if m["role"] == "user"]
     assert [m["content"] for m in sent] == ["first question", "second"]
 
 
@@ -295,7 +296,10 @@ def test_non_utf8_argv_is_repaired_and_the_session_keeps_working(picobot_home, s
     out, err = text(done)
     assert done.returncode == 0, err
     assert out == "one\n"
-    assert srv.last_body["messages"][-1] == {"role": "user", "content": "caf\ufffd au lait"}
+    assert as_stored(srv.last_body["messages"])[-1] == {
+        "role": "user",
+        "content": "caf\ufffd au lait",
+    }
     [path] = session_paths(picobot_home)
     assert "caf\ufffd au lait" in path.read_text(encoding="utf-8")
     key = check_session_file(path).key
@@ -321,7 +325,7 @@ def test_json_messages_with_lone_surrogates_are_repaired(picobot_home, srv):
     assert [e["kind"] for e in events if e["type"] == "error"] == ["protocol"]
     finished = [e["content"] for e in events if e["type"] == "turn_finished"]
     assert finished == ["one", "two"]
-    sent = [m["content"] for m in srv.last_body["messages"] if m["role"] == "user"]
+    sent = [m["content"] for m in as_stored(srv.last_body["messages"]) if m["role"] == "user"]
     assert sent == ["caf\ufffd escaped", "then plain"]
 
 
@@ -342,7 +346,7 @@ def test_a_session_damaged_by_an_older_picobot_resumes(picobot_home, srv):
     srv.script([text_reply("fine")])
     done = run(picobot_home, "agent", "--session", key, "-m", "hello")
     assert done.returncode == 0, text(done)
-    sent = srv.last_body["messages"]
+    sent = as_stored(srv.last_body["messages"])
     assert [m["content"] for m in sent if m["role"] == "user"] == ["caf\ufffd", "hello"]
 
 
@@ -486,7 +490,9 @@ def test_damaged_lines_are_skipped_with_a_warning_and_never_sent(picobot_home, s
     assert all(_valid_message(m) for m in sent), sent
     assert conversation_problems(sent) == []
     plain = [
-        m["content"] for m in sent if m["role"] in ("user", "assistant") and not m.get("tool_calls")
+        m["content"]
+        for m in as_stored(sent)
+        if m["role"] in ("user", "assistant") and not m.get("tool_calls")
     ]
     assert plain == ["before", "fine", "after", "still fine", "now"]
     # Only the assistant messages of the "tool result" kinds were valid: each is answered

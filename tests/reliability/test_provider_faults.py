@@ -50,6 +50,7 @@ from tests.support.openai_server import (
     text_reply,
     tool_call_reply,
 )
+from tests.support.sent import as_stored
 
 BACKOFF = 0.01
 TIMEOUT = 3.0  # requestTimeout for these tests; the "slow" fault waits far longer
@@ -154,7 +155,7 @@ async def assert_next_message_works(rt: Runtime, session: Any, server: OpenAITes
     assert events[-1].outcome == "final" and events[-1].content == "next one works"
     sent = server.last_body["messages"]
     assert conversation_problems(sent) == []
-    assert sent[-1] == {"role": "user", "content": "and now?"}
+    assert as_stored(sent)[-1] == {"role": "user", "content": "and now?"}
     assert_consistent(session, partial_allowed=True)
 
 
