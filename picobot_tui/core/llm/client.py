@@ -341,6 +341,9 @@ class LiteLLMClient:
         resent = 0
         idle = IdleClock(float(self.settings.agents.defaults.request_timeout))
         try:
+            if problem := check_credentials(self.settings, request.model):
+                # No key at all: say what to do, never send (nor retry) a keyless request.
+                raise LLMError(problem, kind="auth", transient=False)
             # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
             litellm = _LITELLM if _LITELLM is not None else await asyncio.to_thread(load_litellm)
             # Up to the response headers, httpx's own timeouts apply: the first call also

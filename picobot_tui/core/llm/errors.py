@@ -259,6 +259,21 @@ def _repeating(exc: BaseException) -> bool:
     return any("repeating the same chunk" in str(e) for e in _chain(exc))
 
 
+_MISSING_KEY = ("missing credentials", "api_key client option must be set")
+
+
+def _missing_key(exc: BaseException) -> bool:
+    """No key was sent at all. LiteLLM reports the OpenAI SDK's refusal to call without one
+    as a made-up HTTP 500 ("Missing credentials"): never a server error, never retried."""
+    text = " ".join(str(e) for e in _chain(exc)).lower()
+    return any(marker in text for marker in _MISSING_KEY)
+
+
+def _unrouted(exc: BaseException) -> bool:
+    """LiteLLM could not tell which provider serves the model (it never sent a request)."""
+    return any("llm provider not provided" in str(e).lower() for e in _chain(exc))
+
+
 def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> str:
     status = _status(exc)
     code = str(_body_error(exc).get("code") or getattr(exc, "code", None) or "")
@@ -274,9 +289,9 @@ def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> 
         # A provider's error event mid-stream ("overloaded") is not a broken connection.
         named = _text_kind(exc)
         return named if named in ("rate_limit", "server") else "connection"
-    if isinstance(exc, t["auth"]) or status in (401, 403):
+    if isinstance(exc, t["auth"]) or status in (401, 403) or _missing_key(exc):
         return "auth"
-    if isinstance(exc, t["not_found"]) or status == 404:
+    if isinstance(exc, t["not_found"]) or status == 404 or _unrouted(exc):
         return "not_found"
     # LiteLLM reports a refused/reset connection as InternalServerError("Connection error.")
     # with a fabricated 500 response: the cause chain still holds the transport error.
@@ -284,8 +299,6 @@ def _kind(exc: BaseException, t: dict[str, tuple[type[BaseException], ...]]) -> 
         return "connection"
     if isinstance(exc, t["server"]) or (status is not None and status >= 500):
         return "server"
-    if "missing credentials" in str(exc).lower():
-        return "auth"
     # Anything not typed auth / not found / context window whose words name a transient
     # fault is one, typed as a bad request or not typed at all.
     kind = _text_kind(exc)
@@ -332,9 +345,16 @@ def classify(
             cause = "The provider sent an error in the middle of the answer"
     elif kind in ("connection", "timeout") and not headers:
         status = None  # LiteLLM's made-up 500/408 when no HTTP response came back
+    elif kind == "auth" and _missing_key(exc):
+        cause = "No API key was sent"
+        if status is not None and status >= 500:
+            status = None  # LiteLLM's made-up 500 for a request it never sent
     elif kind == "server" and _overloaded(exc):
         cause = _CAUSES["overloaded"]
     detail = _detail(exc, scrub)
+    if _unrouted(exc):  # LiteLLM's long how-to, cut mid-word: say it in a few words
+        cause, status = "Unknown model", None
+        detail = "LiteLLM cannot tell which provider serves it; add a provider prefix"
     if kind == "internal":
         detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     where = ", ".join(p for p in (model, f"HTTP {status}" if status else "") if p)
