@@ -1,12 +1,17 @@
-"""The prompt: multi-line input with history, slash-command completion and a visible queue.
+"""The prompt: multi-line input with history, completion and a visible queue.
 
 Enter sends, Shift+Enter or Ctrl+J inserts a newline, Up/Down walk the history when the cursor
-is on the first/last line, Tab completes a slash command. Posts `PromptArea.Submitted(text)`.
+is on the first/last line, Tab completes (again: the next candidate; it never moves the focus),
+PgUp/PgDn (and Home/End on an empty prompt) scroll the transcript. Posts
+`PromptArea.Submitted(text)` and `PromptArea.ScrollRequested(key)`.
+
+Completion is pluggable: `PromptArea.completion_sources` holds functions from the prompt's
+text to `Completion`s; the slash commands are the first source.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from textual import events
@@ -19,6 +24,9 @@ from textual.widgets.option_list import Option
 
 from .textual_compat import KeyFirstTextArea
 
+SCROLL_KEYS = ("pageup", "pagedown", "home", "end")
+"""Keys the prompt hands to the transcript (Home/End only while the prompt is empty)."""
+
 
 class SlashCommand(NamedTuple):
     name: str  # without the slash
@@ -26,16 +34,57 @@ class SlashCommand(NamedTuple):
     help: str
 
 
+class Completion(NamedTuple):
+    """A candidate for the prompt's text."""
+
+    text: str
+    """What the prompt's text becomes, e.g. "/compact" or "/model " (more to type)."""
+    label: str
+    """Shown in the list, e.g. "/model"."""
+    args: str = ""
+    help: str = ""
+    submit: bool = False
+    """Enter on it sends it at once (a command without arguments)."""
+
+
+CompletionSource = Callable[[str], Sequence[Completion]]
+"""The candidates for the prompt's whole text (none: an empty sequence)."""
+
+
+def slash_completions(commands: Sequence[SlashCommand]) -> CompletionSource:
+    """The slash commands whose name starts with what follows `/`."""
+
+    def complete(text: str) -> list[Completion]:
+        if not text.startswith("/") or "\n" in text or " " in text:
+            return []
+        word = text[1:].lower()
+        return [
+            Completion(
+                f"/{c.name}" + (" " if c.args else ""),
+                f"/{c.name}",
+                c.args,
+                c.help,
+                submit=not c.args,
+            )
+            for c in commands
+            if c.name.startswith(word)
+        ]
+
+    return complete
+
+
 class PromptInput(KeyFirstTextArea):
     """A TextArea whose Enter submits instead of inserting a newline.
 
-    Up/Down/Tab/Escape it hands up as `Navigate` when the parent set (attributes down) that
+    Up/Down/Escape it hands up as `Navigate` when the parent set (attributes down) that
     they mean something there: the completion list is open, or the history can be walked
-    from where the cursor is. The decision is made here, when the key arrives, because the
-    message is handled later; other keys stay the TextArea's."""
+    from where the cursor is. Tab, Shift+Tab, PgUp and PgDn always go up, Home and End on an
+    empty prompt. The decision is made here, when the key arrives, because the message is
+    handled later. The TextArea's own editing keys (backspace, ctrl+w...) run here too,
+    not after the key bubbled to the app, so they apply before a later Enter submits."""
 
     completing = False
-    """The completion list is open: Up/Down/Tab/Escape are its keys."""
+    """The completion list is open: Up/Down/Escape are its keys."""
     has_history = False
     """There are sent messages to walk back to with Up (from the first line)."""
     in_history = False
@@ -45,7 +94,7 @@ class PromptInput(KeyFirstTextArea):
         pass
 
     class Navigate(Message):
-        """Up/Down/Tab/Escape for the parent (history, completion)."""
+        """Up/Down/Tab/Escape/scroll keys for the parent (history, completion, transcript)."""
 
         def __init__(self, key: str) -> None:
             super().__init__()
@@ -53,8 +102,12 @@ class PromptInput(KeyFirstTextArea):
 
     def navigates(self, key: str) -> bool:
         """Whether `key` is the parent's (see the class docstring)."""
+        if key in ("tab", "shift+tab", "pageup", "pagedown"):
+            return True
+        if key in ("home", "end"):
+            return not self.text
         if self.completing:
-            return key in ("up", "down", "tab", "escape")
+            return key in ("up", "down", "escape")
         row, _ = self.cursor_location
         if key == "up":
             return row == 0 and self.has_history
@@ -71,7 +124,7 @@ class PromptInput(KeyFirstTextArea):
             self.insert_as_typed("\n", start, end)
         elif self.navigates(key):
             self.post_message(self.Navigate(key))
-        else:
+        elif not await self.run_own_binding(key):
             return False
         event.stop()
         event.prevent_default()
@@ -86,6 +139,13 @@ class PromptArea(Vertical):
             super().__init__()
             self.text = text
 
+    class ScrollRequested(Message):
+        """Scroll the transcript: `key` is one of SCROLL_KEYS."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
     def __init__(
         self,
         commands: Sequence[SlashCommand] = (),
@@ -95,11 +155,16 @@ class PromptArea(Vertical):
     ) -> None:
         super().__init__(id=id)
         self.commands = list(commands)
+        self.completion_sources: list[CompletionSource] = [slash_completions(self.commands)]
+        """Asked in order; add one to complete more (e.g. a command's arguments)."""
         self.history: list[str] = []
         self._history_index: int | None = None
         self._draft = ""
         self._cursor_blink = cursor_blink
         self.queue: list[str] = []
+        self._candidates: list[Completion] = []
+        self._cycling = False
+        """Tab put a candidate in the prompt: its Changed keeps the list as it is."""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="queue", markup=False)
@@ -162,21 +227,31 @@ class PromptArea(Vertical):
         self.input.clear()
         self.post_message(self.Submitted(text))
 
+    def load_history(self, entries: Sequence[str]) -> None:
+        """Older entries (e.g. from earlier runs) before those sent in this one."""
+        if not entries:
+            return
+        self.history = [*entries, *self.history]
+        if self._history_index is not None:
+            self._history_index += len(entries)
+        self.input.has_history = True
+
     def on_prompt_input_navigate(self, message: PromptInput.Navigate) -> None:
-        """Up/Down/Tab/Escape the input handed up: completion first, then history."""
+        """The keys the input handed up: scrolling, Tab, the open completion list, history."""
         message.stop()
         key = message.key
-        if self.completions.display:
+        if key in SCROLL_KEYS:
+            self.post_message(self.ScrollRequested(key))
+        elif key in ("tab", "shift+tab"):
+            self._tab(-1 if key == "shift+tab" else 1)
+        elif self.completions.display:
             if key == "up":
                 self.completions.action_cursor_up()
             elif key == "down":
                 self.completions.action_cursor_down()
-            elif key == "tab":
-                self._accept_completion()
             elif key == "escape":
                 self._show_completions(False)
-            return
-        if key == "up" and self.history:
+        elif key == "up" and self.history:
             if self._history_index is None:
                 self._draft = self.input.text
                 index = len(self.history) - 1
@@ -199,45 +274,73 @@ class PromptArea(Vertical):
     def _show_completions(self, show: bool) -> None:
         self.completions.display = show
         self.input.completing = show
+        if not show:
+            self._cycling = False
 
     # -- completion ----------------------------------------------------------------------
-    def matches(self, text: str) -> list[SlashCommand]:
-        if not text.startswith("/") or "\n" in text or " " in text:
-            return []
-        word = text[1:].lower()
-        return [c for c in self.commands if c.name.startswith(word)]
+    def complete(self, text: str) -> list[Completion]:
+        """Every source's candidates for `text`, without repeats."""
+        seen: set[str] = set()
+        out: list[Completion] = []
+        for source in self.completion_sources:
+            for candidate in source(text):
+                if candidate.text not in seen:
+                    seen.add(candidate.text)
+                    out.append(candidate)
+        return out
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        matches = self.matches(self.input.text)
-        exact = len(matches) == 1 and f"/{matches[0].name}" == self.input.text
-        if not matches or exact:
+        text = self.input.text
+        if self._cycling and any(c.text == text for c in self._candidates):
+            return  # Tab put this candidate here: keep cycling through the same list
+        self._cycling = False
+        self._update_completions(text)
+
+    def _update_completions(self, text: str) -> None:
+        found = self.complete(text)
+        exact = len(found) == 1 and found[0].text.rstrip() == text
+        if not found or exact:
+            self._candidates = []
             self._show_completions(False)
             return
+        self._candidates = found
         self.completions.clear_options()
-        for c in matches:
+        for c in found:
             label = Content.assemble(
-                (f"/{c.name}", "bold"),
+                (c.label, "bold"),
                 (f" {c.args}" if c.args else "", "$text-accent"),
-                ("  " + c.help, "$text-muted"),
+                ("  " + c.help if c.help else "", "$text-muted"),
             )
-            self.completions.add_option(Option(label, id=c.name))
+            self.completions.add_option(Option(label, id=c.text.strip("/ ")))
         self.completions.highlighted = 0
         self._show_completions(True)
 
+    def _tab(self, step: int) -> None:
+        """Complete: the highlighted candidate, or (when it is already in the prompt) the
+        next one; a single candidate is accepted. Nothing to complete: nothing happens."""
+        if not self.completions.display:
+            self._update_completions(self.input.text)
+            if not self.completions.display:
+                return
+        if len(self._candidates) == 1:
+            self._accept_completion()
+            return
+        index = self.completions.highlighted or 0
+        if self.input.text == self._candidates[index].text:
+            index = (index + step) % len(self._candidates)
+        self.completions.highlighted = index
+        self._cycling = True
+        self.text = self._candidates[index].text
+
     def _accept_completion(self, submit: bool = False) -> bool:
         index = self.completions.highlighted
-        if index is None:
+        if index is None or index >= len(self._candidates):
             return False
-        option = self.completions.get_option_at_index(index)
-        command = next((c for c in self.commands if c.name == option.id), None)
-        if command is None:
-            return False
+        candidate = self._candidates[index]
         self._show_completions(False)
-        if submit and not command.args:
-            self.text = f"/{command.name}"
+        self.text = candidate.text
+        if submit and candidate.submit:
             self.on_prompt_input_submit(PromptInput.Submit())
-            return True
-        self.text = f"/{command.name}" + (" " if command.args else "")
         return True
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -19,6 +19,9 @@ class RenameDialog(ModalScreen[str | None]):
     """Asks for a new title; dismisses with it, or None."""
 
     CSS_PATH = CSS_FILE
+    # Without it the dialog takes the app's AUTO_FOCUS (the main screen's prompt), finds
+    # nothing here, and typing went nowhere until Tab.
+    AUTO_FOCUS = "#rename-input"
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str) -> None:

@@ -53,6 +53,25 @@ class KeyFirstTextArea(TextArea):
         """Override: True if the key was handled (TextArea then ignores it)."""
         return False
 
+    async def run_own_binding(self, key: str) -> bool:
+        """Run this widget's own (non-priority) binding for `key` now; True if an action ran
+        (False when none matches, or it raised SkipAction, e.g. copy with no selection).
+
+        Textual runs a focused widget's bindings only once the key has bubbled up to the app
+        (`App._on_key` -> `_check_bindings`, one message queue per ancestor), while typed
+        text and Enter are handled here at once: backspace then Enter typed quickly sent the
+        text from before the backspace. Run here, an edit key takes effect in key order.
+        Reads `_bindings` and the app's `_keymap` (as Textual's binding chain does)."""
+        bindings = self._bindings
+        keymap = self.app._keymap
+        if keymap:  # a copy: the keymap is applied per lookup, as Textual does
+            bindings = bindings.copy()
+            bindings.apply_keymap(keymap)
+        for binding in bindings.key_to_bindings.get(key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                return True
+        return False
+
     def insert_as_typed(self, text: str, start: Location, end: Location) -> None:
         """Replace start..end with text as typing would (undo history, cursor, `Changed`),
         via Textual's `_replace_via_keyboard` (which also honours `read_only`)."""

@@ -16,14 +16,16 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("export", "", "export this session to Markdown"),
     SlashCommand("copy", "", "copy the last response (`/copy code`: its last code block)"),
     SlashCommand("clear", "", "clear the screen (the session is kept)"),
+    SlashCommand("permissions", "", "list and remove the saved always-allow rules"),
     SlashCommand("help", "", "show commands and keys"),
     SlashCommand("quit", "", "quit picobot"),
 ]
 
 KEYS_HELP = (
-    "Enter send · Shift+Enter/Ctrl+J newline · ↑/↓ history · Tab complete · "
-    "Esc interrupt · Ctrl+S sessions · Ctrl+N new · Ctrl+T timeline · Ctrl+B gauge · "
-    "Ctrl+P palette · Ctrl+Q quit · on a message: y copy, c copy code"
+    "Enter send · Shift+Enter/Ctrl+J newline · ↑/↓ history · Tab complete (again: next) · "
+    "PgUp/PgDn scroll · Esc or Ctrl+C interrupt · Ctrl+C twice quit · Ctrl+S sessions · "
+    "Ctrl+N new · Ctrl+T timeline · Ctrl+G gauge · Ctrl+P palette · Ctrl+Q quit · "
+    "on a message: y copy, c copy code"
 )
 
 
@@ -61,10 +63,11 @@ PALETTE_COMMANDS: list[PaletteCommand] = [
     PaletteCommand("Compact history", "Compress the history now", "compact"),
     PaletteCommand("Export session", "Write this session as Markdown", "export"),
     PaletteCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", "toggle_timeline"),
-    PaletteCommand("Toggle gauge", "Show or hide the token gauge (Ctrl+B)", "toggle_gauge"),
+    PaletteCommand("Toggle gauge", "Show or hide the token gauge (Ctrl+G)", "toggle_gauge"),
     PaletteCommand("Copy last response", "Copy to the clipboard", "copy_last"),
     PaletteCommand("Copy last code block", "Copy the last response's last code block", "copy_code"),
     PaletteCommand("Interrupt", "Stop the running turn (Esc)", "interrupt"),
+    PaletteCommand("Permissions", "List and remove the saved always-allow rules", "permissions"),
     PaletteCommand("Help", "Show commands and keys", "help"),
 ]
 
@@ -74,6 +77,7 @@ _SLASH_ACTIONS = {
     "compact": "compact",
     "export": "export",
     "clear": "clear",
+    "permissions": "permissions",
     "help": "help",
     "quit": "quit",
     "exit": "quit",

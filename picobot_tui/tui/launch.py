@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from picobot_tui.run.exit_codes import EXIT_OK, EXIT_USAGE
 from picobot_tui.run.options import RunError, RunOptions
+
+if TYPE_CHECKING:
+    from picobot_tui.tui.app import PicobotApp
 
 
 def run_app(options: RunOptions) -> int:
@@ -25,10 +29,25 @@ def run_app(options: RunOptions) -> int:
     from picobot_tui.tui.app import PicobotApp
 
     app = PicobotApp(options=options)
+    hint = None
     try:
         result = app.run()
+        hint = resume_hint(app)
     finally:
         app.sessions_close()
     if app.start_error is not None:
         raise app.start_error
+    if hint:
+        print(hint, flush=True)  # the terminal is back to normal: this stays on screen
     return result if isinstance(result, int) else EXIT_OK
+
+
+def resume_hint(app: PicobotApp) -> str | None:
+    """How to come back to the session the app had open (None when it holds no message)."""
+    switcher = getattr(app, "sessions", None)  # made once the settings are loaded
+    session = switcher.session if switcher is not None else None
+    if session is None or not session.info.message_count:
+        return None
+    from picobot_tui.tui.session_switcher import short_key
+
+    return f"Resume this session with: picobot agent --session {short_key(session.key)}"

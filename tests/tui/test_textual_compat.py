@@ -112,3 +112,49 @@ async def test_text_area_keys_go_through_key_first_then_textarea() -> None:
         area.read_only = True
         await pilot.press("x")
         assert area.text == "a[x]b"  # inserted as typed: read_only is honoured
+
+
+class _EagerArea(KeyFirstTextArea):
+    """Runs its own bindings at once and records what the text was at each Enter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at_enter: list[str] = []
+
+    async def key_first(self, event: events.Key) -> bool:
+        if event.key == "enter":
+            self.at_enter.append(self.text)
+        elif not await self.run_own_binding(event.key):
+            return False
+        event.stop()
+        event.prevent_default()
+        return True
+
+
+class _EagerHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _EagerArea()
+
+
+def test_the_binding_lookup_names_run_own_binding_reads_exist() -> None:
+    from textual.binding import BindingsMap
+
+    area = _EagerArea()
+    assert isinstance(area._bindings, BindingsMap)
+    assert [b.action for b in area._bindings.key_to_bindings["backspace"]] == ["delete_left"]
+    assert App()._keymap == {}
+
+
+async def test_run_own_binding_applies_an_edit_key_before_the_next_key() -> None:
+    """Backspace then Enter (no pause): the text Enter sees is the edited one; a key with no
+    binding, and copy with nothing selected (SkipAction), report False."""
+    app = _EagerHost()
+    async with app.run_test() as pilot:
+        area = app.query_one(_EagerArea)
+        area.focus()
+        await pilot.press("a", "b", "c", "backspace", "enter", "ctrl+w", "x", "enter")
+        assert area.at_enter == ["ab", "x"]
+        assert not await area.run_own_binding("ctrl+c")  # nothing selected: skipped
+        assert not await area.run_own_binding("f12")
+        app.set_keymap({"unrelated.id": "f5"})  # a keymap is applied to a copy
+        assert await area.run_own_binding("backspace") and area.text == ""
