@@ -221,7 +221,12 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         else:
             self._set_status(self._listing_status())
         if first and not self._query:
-            self._selection_changed()
+            if self.table.row_count:
+                # After the list is painted: rendering the preview's Markdown (and importing
+                # markdown-it, the first time) must not delay the first frame (bench #9b).
+                self.call_after_refresh(self._selection_changed)
+            else:
+                self._selection_changed()  # just the "no sessions" note
 
     def _reveal(self, count: int) -> None:
         """Move up to `count` fetched rows into the listing."""
