@@ -45,6 +45,7 @@ def use_model(runtime: Runtime, name: str, *, real: ModelClient | None = None) -
     demo model for `demo`, else the current non-demo client, else `real` (a client given
     to the front end) or a new LiteLLM client."""
     current = runtime.model
+    client: ModelClient
     if is_demo(name):
         client = current if isinstance(current, DemoModel) else DemoModel()
     elif not isinstance(current, DemoModel):
