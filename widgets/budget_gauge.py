@@ -6,6 +6,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from picobot_tui.core.budget import COMPRESS_AT
+
 
 def human_tokens(n: int) -> str:
     """1234 -> "1.2k", 128000 -> "128k"."""
@@ -81,9 +83,11 @@ class BudgetGauge(Widget):
 
     def _bar(self, width: int) -> Content:
         width = max(width, 10)
+        # No threshold yet (an empty session: no BudgetChanged): the mark still sits at 80 %.
+        threshold = self.threshold or int(self.budget * COMPRESS_AT)
         fill = min(width, round(width * self.estimated / self.budget)) if self.budget else 0
-        mark = min(width - 1, round(width * self.threshold / self.budget)) if self.budget else -1
-        over = self.budget and self.estimated >= self.threshold
+        mark = min(width - 1, round(width * threshold / self.budget)) if self.budget else -1
+        over = self.budget and self.estimated >= threshold
         fill_style = "$error" if over else "$primary"
         empty, warn = "$foreground-darken-3", "bold $warning"
         # Runs of cells, not a part per cell: that made the first frame's render 30 ms.
