@@ -367,6 +367,10 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
         if m.get("role") == "tool" and m.get("tool_call_id"):
             results[m["tool_call_id"]] = m
     specs: list[tuple[BlockFactory, str | None]] = []
+    # A turn interrupted while its tools ran ends on "cancelled" results: it gets the
+    # "interrupted" notice it showed live (a partial answer carries its own mark).
+    cut = False
+    interrupted_notice = (partial(Notice, "interrupted", "interrupted"), None)
     for m in messages:
         role = m.get("role")
         if role == "system" and isinstance(m.get("compaction"), dict):
@@ -374,6 +378,9 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
             continue
         if role not in ("user", "assistant"):
             continue
+        if cut:
+            specs.append(interrupted_notice)
+            cut = False
         m = cast(dict[str, Any], safe_value(m))  # stored model text may hold escape sequences
         content = content_text(m.get("content"))
         if role == "user":
@@ -407,6 +414,9 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
                 ToolBlock.restored, call_id, name, args, status, result, res.get("duration_ms")
             )
             specs.append((factory, call_id))
+            cut = cut or status == "cancelled"
+    if cut:
+        specs.append(interrupted_notice)
     return specs
 
 
