@@ -49,10 +49,7 @@ class ModelCompletion:
             if n.lower().startswith(lower) or n.partition("/")[2].lower().startswith(lower)
         ]
         found.sort(key=lambda n: n != typed)  # stable: otherwise in the given order
-        return [
-            Completion(f"{COMMAND}{n}", n, help="switch to this model", submit=True)
-            for n in found[:SHOWN]
-        ]
+        return [Completion(f"{COMMAND}{n}", n, submit=True) for n in found[:SHOWN]]
 
 
 def complete_models(prompt: PromptArea, names: list[str]) -> None:
