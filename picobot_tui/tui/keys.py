@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from picobot_tui.tui.view_events import NoticeShown
 
@@ -37,9 +37,9 @@ DEFAULT_KEYS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     """The app's BINDINGS (ctrl+q is a priority binding: it works in every screen)."""
-    out = []
+    out: list[BindingType] = []
     for name, (key, action, label) in DEFAULT_KEYS.items():
         out.append(
             Binding(
