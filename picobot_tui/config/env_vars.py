@@ -8,7 +8,6 @@ instead of the config file (`variable_for`).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import types
@@ -82,6 +81,8 @@ def unknown_variables(
         parts = var[len(PREFIX) :].lower().split(DELIMITER)
         if _known(model, parts):
             continue
+        import difflib  # only when a name is unknown
+
         names = names if names is not None else _names(model, "")
         close = difflib.get_close_matches(var[len(PREFIX) :].upper(), names, n=1, cutoff=0.8)
         hint = f"; did you mean {PREFIX}{close[0]}?" if close else ""
