@@ -187,7 +187,7 @@ async def test_the_session_lock_is_shared_with_the_console_script(
     res = await asyncio.to_thread(run_cli, configured_home, "agent", "-m", "and you?", "-s", key)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "resumed by the CLI\n"
-    sent = llm_server.completions[-1].body["messages"]
+    sent = as_stored(llm_server.completions[-1].body["messages"])
     assert [m.get("content") for m in sent[1:]] == ["mine", "held", "and you?"]
 
 

@@ -201,7 +201,7 @@ def test_json_protocol_two_messages_and_bad_line(
     finished = [e for e in events if e["type"] == "turn_finished"]
     assert [f["content"] for f in finished] == ["one", "two"]
     assert finished[0]["session"] == finished[1]["session"]
-    sent = llm_server.last_body["messages"]
+    sent = as_stored(llm_server.last_body["messages"])
     assert [m["content"] for m in sent[1:]] == ["first", "one", "second"]
 
 
