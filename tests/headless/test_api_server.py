@@ -105,6 +105,7 @@ async def test_confirm_answers_a_real_tool_call(
     configured_home: Path, llm_server: OpenAITestServer, tmp_path: Path
 ) -> None:
     ws = tmp_path / "ws"
+    ws.mkdir()  # a named workspace must exist
     llm_server.script(
         [
             tool_call_reply("write_file", {"path": "out.txt", "content": "from the model"}),

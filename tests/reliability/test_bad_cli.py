@@ -109,7 +109,9 @@ def cli_world(picobot_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     with SessionStore(picobot_home / "sessions").open("cli:seeded") as s:
         s.append({"role": "user", "content": "hello there"})
         s.append({"role": "assistant", "content": "hi"})
-    return {"home": picobot_home, "ws": picobot_home.parent / "ws"}
+    ws = picobot_home.parent / "ws"
+    ws.mkdir(exist_ok=True)  # a named workspace must exist
+    return {"home": picobot_home, "ws": ws}
 
 
 @fuzz(300, 4000)

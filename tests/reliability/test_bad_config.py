@@ -163,6 +163,7 @@ def test_cli_exits_2_with_a_message_on_any_bad_config(picobot_home, fast_demo, d
     except ConfigError:
         valid = False
     ws = picobot_home.parent / "ws"
+    ws.mkdir(exist_ok=True)  # a named workspace must exist
     with saved_logging():
         result = CliRunner().invoke(
             app, ["agent", "-m", "hello", "--model", "demo", "--workspace", str(ws)]
