@@ -28,6 +28,7 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.run.runtime import build_runtime
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import conversation_problems
+from tests.support.sent import as_stored
 
 KEY = "cli:damaged"
 
@@ -195,7 +196,7 @@ def test_any_damage_still_resumes_with_a_valid_conversation(real_file, tmp_path_
     damaged_bytes = data.draw(damaged(real_file))
     sent, outcomes = resume(tmp, damaged_bytes)
     assert_valid(sent)
-    assert sent[-1] == {"role": "user", "content": "go on"}
+    assert as_stored(sent)[-1] == {"role": "user", "content": "go on"}
     assert outcomes == ["final", "final"]
 
 

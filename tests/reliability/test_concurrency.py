@@ -28,6 +28,7 @@ from tests.reliability.support import (
     write_config,
 )
 from tests.support.openai_server import OpenAITestServer, slow, text_reply
+from tests.support.sent import as_stored, words
 
 # -- two processes, one session -------------------------------------------------------------
 
@@ -104,7 +105,7 @@ class Trickle:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         self.requests.append(request)
-        last = request.messages[-1]["content"]
+        last = words(request.messages[-1])
         for i in range(self.n):
             await asyncio.sleep(self.pause)
             yield TextChunk(f"{last}#{i} ")
@@ -142,7 +143,7 @@ async def test_json_messages_sent_all_at_once_run_in_order(tmp_path) -> None:
     assert all(s < e < n for s, e, n in zip(starts, ends, starts[1:] + [len(events)], strict=True))
     # maxHistoryMessages bounds what each call sends: the last call carries the newest
     # messages, in order; the session file keeps all forty, in order.
-    users = [m["content"] for m in model.requests[-1].messages if m["role"] == "user"]
+    users = [m["content"] for m in as_stored(model.requests[-1].messages) if m["role"] == "user"]
     numbers = [int(u[1:]) for u in users]
     assert numbers == sorted(set(numbers)) and numbers[-1] == 39, users
     stored = [
