@@ -35,8 +35,7 @@ from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans
 from picobot_tui.core.llm.model import LLMError, ModelClient, ModelRequest
 from picobot_tui.core.model_call import call_model, summarise
 from picobot_tui.core.secrets import Scrubber
-from picobot_tui.core.sessions import Session, SessionError, SessionStore
-from picobot_tui.core.sessions.files import clean_strings
+from picobot_tui.core.sessions import Session, SessionError, SessionStore, clean_strings
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.time_line import time_line, with_time_line
 from picobot_tui.core.tool_step import run_tool

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from picobot_tui.core.sessions.files import ensure_private_dir, open_private, write_all
+from picobot_tui.core.private_files import ensure_private_dir, open_private, write_all
 
 log = logging.getLogger("picobot")
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from picobot_tui.core.sessions.files import ensure_private_dir
+from picobot_tui.core.private_files import ensure_private_dir
 
 LOGGER = "picobot"
 _THIRD_PARTY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "openai")

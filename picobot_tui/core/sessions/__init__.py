@@ -27,6 +27,7 @@ from picobot_tui.core.sessions.files import (
     SessionInfo,
     SessionLocked,
     SessionNotFound,
+    clean_strings,
 )
 from picobot_tui.core.sessions.handle import Session
 from picobot_tui.core.sessions.store import SessionStore
@@ -38,4 +39,5 @@ __all__ = [
     "SessionLocked",
     "SessionNotFound",
     "SessionStore",
+    "clean_strings",
 ]

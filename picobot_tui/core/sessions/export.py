@@ -11,7 +11,8 @@ from typing import Any
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.content import content_text
 from picobot_tui.core.paths import picobot_home
-from picobot_tui.core.sessions.files import SessionInfo, ensure_private_dir
+from picobot_tui.core.private_files import ensure_private_dir
+from picobot_tui.core.sessions.files import SessionInfo
 from picobot_tui.core.textsafe import terminal_safe
 
 _HEADINGS = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool result"}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core.private_files import open_private, write_all
 from picobot_tui.core.sessions.files import (
     FORMAT_VERSION,
     ROLES,
@@ -18,8 +19,6 @@ from picobot_tui.core.sessions.files import (
     clean_strings,
     lock_path,
     make_title,
-    open_private,
-    write_all,
 )
 from picobot_tui.core.sessions.index import SessionIndex
 

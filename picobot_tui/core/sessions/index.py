@@ -31,14 +31,8 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from picobot_tui.core.atomic_write import atomic_write
-from picobot_tui.core.sessions.files import (
-    dumps_line,
-    filename_to_key,
-    is_key,
-    is_timestamp,
-    open_private,
-    write_all,
-)
+from picobot_tui.core.private_files import open_private, write_all
+from picobot_tui.core.sessions.files import dumps_line, filename_to_key, is_key, is_timestamp
 
 log = logging.getLogger("picobot")
 

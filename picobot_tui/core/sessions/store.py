@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.content import content_text
+from picobot_tui.core.private_files import ensure_private_dir, open_private
 from picobot_tui.core.sessions.export import render_markdown, write_export
 from picobot_tui.core.sessions.files import (
     ParsedSession,
@@ -22,12 +23,10 @@ from picobot_tui.core.sessions.files import (
     SessionNotFound,
     check_key,
     dumps_line,
-    ensure_private_dir,
     filename_to_key,
     key_to_filename,
     lock_path,
     now_iso,
-    open_private,
     parse_session_bytes,
     read_session_file,
     source_matches,
