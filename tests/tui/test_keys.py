@@ -322,3 +322,22 @@ async def test_ctrl_g_toggles_the_gauge_and_ui_keys_moves_it(settings):
         shown = transcript_text(app)
         assert "ui.keys.toggle_timeline" in shown and "typed into the prompt" in shown
         assert "ui.keys.nonsense: unknown binding" in shown
+
+
+# -- 12: the resume hint ----------------------------------------------------------------------
+
+
+async def test_the_resume_hint_names_the_session_only_once_it_holds_messages(settings):
+    from picobot_tui.tui.launch import resume_hint
+
+    app = make_app(settings, [text("answer")])
+    assert resume_hint(app) is None  # never started
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready, "the app ready")
+        assert resume_hint(app) is None  # a session that was never opened
+        await type_and_send(pilot, "hello")
+        await wait_idle(pilot)
+        session_id = app.sessions.key.removeprefix("cli:")
+        assert resume_hint(app) == (
+            f"Resume this session with: picobot agent --session {session_id}"
+        )
