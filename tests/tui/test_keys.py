@@ -341,3 +341,28 @@ async def test_the_resume_hint_names_the_session_only_once_it_holds_messages(set
         assert resume_hint(app) == (
             f"Resume this session with: picobot agent --session {session_id}"
         )
+
+
+def test_ui_keys_entries_are_checked_and_clashes_refused():
+    from picobot_tui.tui.keys import keymap
+
+    mapped, warnings = keymap(
+        {
+            "toggle_gauge": "F5, ctrl+shift+g",
+            "quit": "ctrl+t",  # toggle_timeline keeps ctrl+t
+            "sessions": 5,
+            "new_session": "ctrl+nope",
+            "interrupt": "shift+x",
+        }
+    )
+    assert mapped == {"picobot.toggle_gauge": "f5,ctrl+shift+g"}
+    assert [w.split(":")[0] for w in warnings] == [
+        "ui.keys.sessions",
+        "ui.keys.new_session",
+        "ui.keys.interrupt",
+        "ui.keys.quit",
+    ]
+    assert "ctrl+t is already bound" in warnings[-1]
+    # Moving the key away lets another binding take it.
+    mapped, warnings = keymap({"toggle_timeline": "alt+t", "quit": "ctrl+t"})
+    assert warnings == [] and mapped["picobot.quit"] == "ctrl+t"
