@@ -218,9 +218,13 @@ def test_tui_sigterm_mid_stream_exits_143_restores_the_terminal_and_keeps_the_an
     with OpenAITestServer(default=router) as server:
         write_config(tmp_path, server.url)
         env = cli_env(tmp_path, TERM="xterm-256color")
+        # Named, so trusted: an implicit workspace would open on the trust question first.
+        workspace = tmp_path / "workspace"
+        workspace.mkdir(exist_ok=True)
+        argv = [*picobot_exe(), "agent", "--workspace", str(workspace)]
         pid, fd = pty.fork()
         if pid == 0:  # pragma: no cover - the child
-            os.execvpe(picobot_exe()[0], [*picobot_exe(), "agent"], env)
+            os.execvpe(argv[0], argv, env)
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         out = bytearray()
 
