@@ -49,7 +49,9 @@ class ApprovalRequested:
     """A call waiting for the user. `preview` is what to show, with escapes and invisible
     characters made visible and capped with a marker; `hidden` says what it leaves out ("" when
     nothing) and `full` is the whole text ("" from old producers: use `preview`). `scope` is
-    what "allow for the session" / "always" cover: the tool, or (web_fetch) the `host`."""
+    what "allow for the session" / "always" cover: the tool, or (web_fetch) the `host`.
+    `prefix` (exec only) is the command prefix "always" saves as a rule (`git status`), None
+    when no prefix would be safe (then "always" allows this call only)."""
 
     id: str
     name: str
@@ -59,6 +61,7 @@ class ApprovalRequested:
     hidden: str = ""
     scope: Literal["tool", "host"] = "tool"
     host: str | None = None
+    prefix: str | None = None
     type: Literal["approval_requested"] = "approval_requested"
 
     @property

@@ -237,10 +237,17 @@ def test_remember_always_saves_the_host_not_the_tool(tmp_path, picobot_home) -> 
     assert where == picobot_home / "config.json" and "c.example" in what
     assert json.loads(where.read_text()) == {"tools": {"web": {"allowHosts": ["c.example"]}}}
     assert s.tools.web.allow_hosts == ["c.example"] and "web_fetch" not in s.tools.always_allow
-    tool = ApprovalRequested("d", "exec", {}, "")
-    assert remember_always(s, tool)[0] == "exec" and s.tools.always_allow == ["exec"]
+    tool = ApprovalRequested("d", "write_file", {}, "")
+    assert remember_always(s, tool)[0] == "write_file" and s.tools.always_allow == ["write_file"]
     saved = json.loads(where.read_text())["tools"]
-    assert saved == {"web": {"allowHosts": ["c.example"]}, "alwaysAllow": ["exec"]}
+    assert saved == {"web": {"allowHosts": ["c.example"]}, "alwaysAllow": ["write_file"]}
+    # exec saves the offered command prefix, never the whole tool; no prefix: nothing.
+    cmd = ApprovalRequested("e", "exec", {"command": "git status -s"}, "", prefix="git status")
+    assert "git status" in remember_always(s, cmd)[0]
+    assert s.tools.always_allow == ["write_file", "exec(git status:*)"]
+    assert remember_always(s, ApprovalRequested("f", "exec", {"command": "sh -c x"}, "")) is None
+    saved = json.loads(where.read_text())["tools"]
+    assert saved["alwaysAllow"] == ["write_file", "exec(git status:*)"]
 
 
 @pytest.mark.parametrize(
@@ -271,7 +278,7 @@ async def test_json_channel_decisions(tmp_path, picobot_home) -> None:
         line = json.dumps({"type": "approval", "id": "c1", "decision": decision})
         channel.handle_line(line.encode())
         got.append(await task)
-    assert got == ["allow", "allow_session", "deny", "allow_session"]
+    assert got == ["allow", "allow_session", "deny", "always"]
     assert channel.settings.tools.web.allow_hosts == ["h.example"]
     saved = json.loads((picobot_home / "config.json").read_text())
     assert saved == {"tools": {"web": {"allowHosts": ["h.example"]}}}
