@@ -1,7 +1,9 @@
 """The approval modal: shows the command or diff a tool wants to run, and asks.
 
-Dismisses with "allow", "allow_session", "always" or "deny". For web_fetch the session and
-"always" choices name the host. The preview is plain text (never markup; escapes arrive made
+Dismisses with "allow", "allow_session", "always", "deny", or a `Denied` carrying the reason
+typed in the reason line (`r` to type it, Enter to deny). For web_fetch the session and
+"always" choices name the host; for exec "always" is the offered command prefix, said exactly
+on the line above the buttons (no prefix offered: no "always"); for the file tools, the tool. The preview is plain text (never markup; escapes arrive made
 visible by the core, and their stand-ins are highlighted here). When the preview leaves
 something out, a line says how much and `f` opens the whole text in a scrollable view.
 """
@@ -16,9 +18,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static, TextArea
+from textual.widgets import Button, Input, Static, TextArea
 from textual.widgets.button import ButtonVariant
 
+from picobot_tui.core.approval import Denied
+from picobot_tui.core.command_rules import COMMAND_TOOL, prefix_rule
 from picobot_tui.core.visible import visible
 
 CHOICES = (
@@ -58,10 +62,15 @@ def mark_stand_ins(content: Content) -> Content:
     return content
 
 
-def choices(host: str | None) -> tuple[tuple[str, str, str], ...]:
+def choices(
+    host: str | None, tool: str = "", prefix: str | None = None
+) -> tuple[tuple[str, str, str], ...]:
     """(value, label, key) of the buttons; per host for web_fetch (the title names the host:
-    a long host name in every label would push "Deny" off a narrow dialog)."""
+    a long host name in every label would push "Deny" off a narrow dialog). exec offers
+    "always" only with a command prefix (the line above the buttons names it)."""
     if host is None:
+        if tool == COMMAND_TOOL and not prefix:
+            return tuple(c for c in CHOICES if c[0] != "always")
         return CHOICES
     return (
         ("allow", "Allow once", "y"),
@@ -112,11 +121,16 @@ class FullPreviewScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class ApprovalScreen(ModalScreen[str]):
+class ApprovalScreen(ModalScreen[str | Denied]):
     """Ask whether a tool call may run."""
 
     DEFAULT_CSS = """
     #approval-hidden { height: auto; margin-top: 1; }
+    #approval-always { height: auto; margin-top: 1; }
+    #approval-reason {
+        height: 1; border: none; padding: 0 1; margin-top: 1; background: $panel;
+    }
+    #approval-reason:focus { border: none; background: $boost; }
     """
 
     BINDINGS: ClassVar = [
@@ -124,6 +138,7 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("s", "choose('allow_session')", "Allow for session"),
         Binding("a", "choose('always')", "Always allow"),
         Binding("n,escape", "choose('deny')", "Deny"),
+        Binding("r", "reason", "Deny with a reason"),
         Binding("f", "show_full", "Show everything"),
     ]
 
@@ -137,6 +152,7 @@ class ApprovalScreen(ModalScreen[str]):
         full: str | None = None,
         hidden: str = "",
         host: str | None = None,
+        prefix: str | None = None,
     ) -> None:
         super().__init__(classes="approval")
         self.call_id = call_id
@@ -146,6 +162,7 @@ class ApprovalScreen(ModalScreen[str]):
         self.full = full or preview
         self.hidden = hidden
         self.host = visible(host) if host is not None else None
+        self.prefix = prefix if name == COMMAND_TOOL else None
 
     def _preview_renderable(self) -> Content:
         text = self.preview or ""
@@ -190,12 +207,39 @@ class ApprovalScreen(ModalScreen[str]):
                     ),
                     id="approval-hidden",
                 )
+            if self.host is None:
+                yield Static(self._always_line(), id="approval-always")
             with Horizontal(id="approval-buttons"):
-                for value, label, key in choices(self.host):
+                for value, label, key in self._choices():
                     variant: ButtonVariant = (
                         "primary" if value == "allow" else "error" if value == "deny" else "default"
                     )
                     yield Button(Content(f"{label} [{key}]"), id=f"choice-{value}", variant=variant)
+            yield Input(
+                placeholder="r: type a reason to deny (optional, the model reads it), Enter denies",
+                max_length=500,
+                id="approval-reason",
+            )
+
+    def _always_line(self) -> Content:
+        """What "always" saves, exactly: exec's command prefix, or the tool."""
+        muted = "$text-muted"
+        if self.tool_name != COMMAND_TOOL:
+            return Content.assemble(
+                ("a ", "bold"), ("always allows every ", muted), (self.tool_name, "bold"),
+                (" call (saved to tools.alwaysAllow)", muted),
+            )  # fmt: skip
+        if not self.prefix:
+            return Content.assemble(
+                ("No safe command prefix to always allow here ", muted),
+                ("(several commands, a shell, a wrapper or -c code)", muted),
+            )
+        return Content.assemble(
+            ("a ", "bold"), ("always allows commands starting with ", muted),
+            (visible(self.prefix), "bold $text-warning"),
+            (f"\n  saved as {visible(prefix_rule(self.prefix))}; ", muted),
+            ("chained, piped, redirected or $(…) commands still ask", muted),
+        )  # fmt: skip
 
     def on_mount(self) -> None:
         self.query_one("#choice-allow", Button).focus()
@@ -203,10 +247,27 @@ class ApprovalScreen(ModalScreen[str]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         value = (event.button.id or "").removeprefix("choice-")
-        self.dismiss(value)
+        self.action_choose(value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_choose("deny")
+
+    def action_reason(self) -> None:
+        self.query_one("#approval-reason", Input).focus()
 
     def action_choose(self, value: str) -> None:
+        if value == "always" and not any(c[0] == "always" for c in self._choices()):
+            self.notify("No command prefix of this command can be always allowed: y, s or n")
+            return
+        if value == "deny":
+            reason = self.query_one("#approval-reason", Input).value.strip()
+            self.dismiss(Denied(reason) if reason else "deny")
+            return
         self.dismiss(value)
+
+    def _choices(self) -> tuple[tuple[str, str, str], ...]:
+        return choices(self.host, self.tool_name, self.prefix)
 
     def action_show_full(self) -> None:
         what = f"{self.tool_name}: everything it would do"

@@ -258,6 +258,7 @@ class ToolBlock(Block):
         self.status = "running"
         self.result = ""
         self.duration_ms: float | None = None
+        self.waiting = False  # waiting for the user's approval (set_waiting)
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="tool-header")
@@ -304,7 +305,9 @@ class ToolBlock(Block):
             (one_line_args(self.arguments), "dim"),
             "  ",
         ]
-        if self.status == "running":
+        if self.status == "running" and self.waiting:
+            parts.append(("waiting for approval", "$text-warning"))
+        elif self.status == "running":
             parts.append(("running…", status_style("running")))
         else:
             parts.append((self.status, status_style(self.status)))
@@ -339,7 +342,16 @@ class ToolBlock(Block):
         if event.widget is not None and "tool-header" in event.widget.classes:
             self.action_toggle_expanded()
 
+    def set_waiting(self, waiting: bool) -> None:
+        """The call waits for approval (the header says so), or was answered."""
+        if self.status == "running" and self.waiting != waiting:
+            self.waiting = waiting
+            self.set_class(waiting, "-waiting")
+            self._refresh_header()
+
     def finish(self, status: str, result: str, duration_ms: float | None) -> None:
+        self.waiting = False
+        self.remove_class("-waiting")
         self.status = status
         self.result = result
         self.duration_ms = duration_ms

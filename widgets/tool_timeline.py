@@ -1,7 +1,9 @@
 """The tool-call timeline: a live, selectable list of this session's tool calls.
 
 Running entries show a spinner and a live duration (driven by `tick()`, which the pane calls
-from its own timer unless `live=False`, as in snapshot tests). Selecting an entry posts
+from its own timer unless `live=False`, as in snapshot tests). An entry waiting for approval
+(`set_waiting`) says so and its timer stands still; once answered it counts from zero, as the
+call's recorded duration does (the tool's time, not the user's). Selecting an entry posts
 `ToolTimeline.Selected(call_id)`; the app scrolls the conversation to that call.
 """
 
@@ -36,6 +38,7 @@ class Entry:
     started: float = 0.0
     duration_ms: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    waiting: bool = False  # waiting for the user's approval: no spinner, no timer
 
 
 class ToolTimeline(Vertical):
@@ -76,6 +79,11 @@ class ToolTimeline(Vertical):
 
     def _prompt(self, e: Entry) -> Content:
         if e.kind == "call":
+            if e.status == "running" and e.waiting:
+                return Content.assemble(
+                    ("? ", "bold $text-warning"), (e.name, "bold"), " ", (e.args, "dim"),
+                    "\n  ", ("waiting for approval", "$text-warning"),
+                )  # fmt: skip
             if e.status == "running":
                 icon = SPINNER[self._frame % len(SPINNER)]
                 elapsed = (self.clock() - e.started) * 1000
@@ -136,6 +144,17 @@ class ToolTimeline(Vertical):
         entry.duration_ms = duration_ms
         self.option_list.replace_option_prompt(call_id, self._prompt(entry))
 
+    def set_waiting(self, call_id: str, waiting: bool) -> None:
+        """A running call waits for approval (True), or was answered (False: its timer
+        starts now)."""
+        entry = self.entries.get(call_id)
+        if entry is None or entry.status != "running" or entry.waiting == waiting:
+            return
+        entry.waiting = waiting
+        if not waiting:
+            entry.started = self.clock()
+        self.option_list.replace_option_prompt(call_id, self._prompt(entry))
+
     def add_note(self, kind: str, name: str, text: str) -> None:
         """A stuck or retry event, shown between the calls (not selectable)."""
         self._notes += 1
@@ -145,7 +164,12 @@ class ToolTimeline(Vertical):
         self.option_list.add_option(Option(self._prompt(entry), id=entry.id, disabled=True))
 
     def running(self) -> list[str]:
-        return [e.id for e in self.entries.values() if e.kind == "call" and e.status == "running"]
+        """Calls running now (not those waiting for approval)."""
+        return [
+            e.id
+            for e in self.entries.values()
+            if e.kind == "call" and e.status == "running" and not e.waiting
+        ]
 
     def tick(self) -> None:
         """Advance the spinner and the live durations of running calls."""

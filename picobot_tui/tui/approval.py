@@ -1,8 +1,9 @@
 """The loop's `confirm` in the TUI: an approval modal resolved through a future.
 
-"Always allow" is a front-end decision: the tool is added to `tools.alwaysAllow` (for
-web_fetch, the host to `tools.web.allowHosts`), in memory and in config.json, and the loop is
-told "allow_session".
+"Always allow" is a front-end decision: the tool (for exec, the offered command prefix as
+`exec(git status:*)`) is added to `tools.alwaysAllow` (for web_fetch, the host to
+`tools.web.allowHosts`), in memory and in config.json, and the loop is told "always". A deny
+may carry the user's reason (a `Denied`), which the model reads as the tool result.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from textual.app import App
 
 from picobot_tui.config.remember import remember_always
+from picobot_tui.core.approval import Denied
 from picobot_tui.widgets.approval import ApprovalScreen
 
 if TYPE_CHECKING:
@@ -20,12 +22,12 @@ if TYPE_CHECKING:
     from picobot_tui.core.approval import ApprovalRequest, Decision
 
 
-async def ask(app: App[Any], settings: Settings, request: ApprovalRequest) -> Decision:
+async def ask(app: App[Any], settings: Settings, request: ApprovalRequest) -> Decision | Denied:
     """Show the modal on `app` and wait for the answer. If the turn is cancelled meanwhile
     (Esc), the modal is closed and the cancellation goes on to the loop."""
-    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    future: asyncio.Future[str | Denied] = asyncio.get_running_loop().create_future()
 
-    def done(result: str | None) -> None:
+    def done(result: str | Denied | None) -> None:
         if not future.done():
             future.set_result(result or "deny")
 
@@ -37,6 +39,7 @@ async def ask(app: App[Any], settings: Settings, request: ApprovalRequest) -> De
         full=request.whole,
         hidden=request.hidden,
         host=request.host if request.scope == "host" else None,
+        prefix=request.prefix,
     )
     app.push_screen(screen, done)
     try:
@@ -45,18 +48,23 @@ async def ask(app: App[Any], settings: Settings, request: ApprovalRequest) -> De
         if screen.is_attached and app.screen is screen:
             screen.dismiss(None)
         raise
+    if isinstance(decision, Denied):
+        return decision
     if decision == "always":
         always_allow(app, settings, request)
-        decision = "allow_session"
     # The screen's buttons only ever give one of the loop's decisions.
     return cast("Decision", decision)
 
 
 def always_allow(app: App[Any], settings: Settings, request: ApprovalRequest) -> None:
-    """Remember the tool (or host) in settings and config.json; tell the user either way."""
+    """Remember the tool, exec prefix or host in settings and config.json; tell the user."""
     try:
-        what, path = remember_always(settings, request)
+        saved = remember_always(settings, request)
     except (OSError, ValueError) as e:
         app.notify(f"Could not save to config.json: {e}", severity="error")
-    else:
-        app.notify(f"{what} is now always allowed (saved to {path})", markup=False)
+        return
+    if saved is None:
+        app.notify("Nothing saved: no command prefix is safe to remember; allowed once")
+        return
+    what, path = saved
+    app.notify(f"{what} is now always allowed (saved to {path})", markup=False)

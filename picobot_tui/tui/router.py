@@ -125,6 +125,7 @@ class EventRouter:
                 )
                 self.state = "running tool"
             case ApprovalRequested():
+                self._waiting(event.id, True)
                 self.state = "waiting for approval"
                 self.ring()
             case ToolCallFinished():
@@ -165,6 +166,19 @@ class EventRouter:
                 await conv.add_notice("stuck", event.message)  # the ⚠ notice
             case TurnFinished():
                 await self.finish_turn(event.outcome)
+
+    def _waiting(self, call_id: str, waiting: bool) -> None:
+        block = self.conversation.tool_block(call_id)
+        if block is not None:
+            block.set_waiting(waiting)
+        self.timeline.set_waiting(call_id, waiting)
+
+    def approval_answered(self, call_id: str, decision: object) -> None:
+        """The user answered: an allowed call runs (its block and timer go on), a denied
+        one (a "deny" or a `Denied` with a reason) waits for its result."""
+        self._waiting(call_id, False)
+        allowed = decision in ("allow", "allow_session", "always")
+        self.state = "running tool" if allowed else "thinking"
 
     async def finish_turn(self, outcome: str) -> None:
         """End of a turn: freeze text, close calls still running, go idle, ring."""

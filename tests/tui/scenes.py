@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from picobot_tui.core.events import (
+    ApprovalRequested,
     BudgetChanged,
     Event,
     TextDelta,
@@ -138,7 +139,8 @@ async def approval(app: PicobotApp) -> None:
     await mid_turn_streaming(app)
     args = {"path": "parser/io.py", "old": "open(path)", "new": 'open(path, encoding="utf-8")'}
     await _feed(app, [ToolCallStarted("call_5", "edit_file", args, 4, 20)])
-    app.router.state = "waiting for approval"
+    # The block and the timeline entry say "waiting for approval" (and the state too).
+    await _feed(app, [ApprovalRequested("call_5", "edit_file", args, APPROVAL_PREVIEW)])
     await app.push_screen(ApprovalScreen("call_5", "edit_file", args, APPROVAL_PREVIEW))
 
 
