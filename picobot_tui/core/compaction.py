@@ -11,6 +11,7 @@ exactly the context the live process had, so a resume sees what the model saw.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +46,19 @@ _TOOL_RESULT_CHARS = 1500  # a tool result's share of the transcript: the gist i
 def summary_tokens(budget: int) -> int:
     """Room for the summary: a tenth of the budget, between 128 and 2,048 tokens."""
     return max(128, min(2048, budget // 10))
+
+
+MIN_SUMMARY_CHARS = 256  # ~64 tokens: below this, messages are too few to be worth a summary
+
+
+def summary_room(budget: int, dropped_raw: int, ratio: float) -> tuple[int, int]:
+    """(tokens the summary call may write, chars the summary may keep) for messages of
+    `dropped_raw` estimated tokens: summary_tokens(budget), but never more than half of what
+    the summary replaces, so it always makes the context smaller. (/compact of a short
+    history once grew it, 1,684 -> 2,676 tokens: a 2,048-token summary of ~500 tokens.)"""
+    room = summary_tokens(budget)
+    chars = min(room * 4, dropped_raw * 2)  # half the dropped raw tokens, 4 chars each
+    return min(room, max(1, math.ceil(chars / 4 * ratio))), chars
 
 
 def dropped_note(count: int) -> str:
