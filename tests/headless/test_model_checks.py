@@ -31,6 +31,8 @@ def test_unknown_model_suggests_the_close_name(picobot_home: Path) -> None:
     res = run_cli(picobot_home, "agent", "-m", "hi", "--model", "gpt-4o-mimi")
     assert res.returncode == 2, res.stderr
     assert "Did you mean" in res.stderr and "`gpt-4o-mini`" in res.stderr
+    # The typo itself is not offered back as a suggestion (with a prefix added).
+    assert "`openai/gpt-4o-mimi`?" not in res.stderr and "or `openai/gpt-4o-mimi`" not in res.stderr
 
 
 def test_unknown_provider_prefix_suggests_the_provider(picobot_home: Path) -> None:

@@ -112,7 +112,7 @@ def unknown_model(settings: CoreSettings, model: str, *, how: str = "--model") -
     else:
         guesses = close_names(model, _all_names(litellm))
         known = provider_for(model)
-        if known and f"{known}/{model}" not in guesses:
+        if known and not guesses:  # a name newer than LiteLLM's map: the prefix routes it
             guesses.append(f"{known}/{model}")
         what = "LiteLLM cannot tell which provider serves it"
     mean = " or ".join(f"`{g}`" for g in guesses)
