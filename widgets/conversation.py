@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from picobot_tui.core.content import content_text
+from picobot_tui.core.history import is_interrupted_marker
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
 from .blocks import AssistantMessage, Block, Notice, SummaryNotice, ToolBlock, UserMessage
@@ -391,6 +392,8 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
             specs.append(
                 (partial(AssistantMessage.restored, content, interrupted=interrupted), None)
             )
+        elif is_interrupted_marker(m):
+            specs.append(interrupted_notice)  # interrupted before any text came
         for call in m.get("tool_calls") or []:
             fn = call.get("function", {})
             args: dict[str, Any] | str = fn.get("arguments", "")

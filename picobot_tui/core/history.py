@@ -45,6 +45,17 @@ def _missing_result(call: Message) -> Message:
     }
 
 
+def is_interrupted_marker(message: Message) -> bool:
+    """The empty assistant message that marks a turn interrupted before any text came: kept
+    in the file (a resumed session shows the mark), never sent to a provider."""
+    return (
+        message.get("role") == "assistant"
+        and bool(message.get("interrupted"))
+        and not message.get("tool_calls")
+        and not str(message.get("content") or "").strip()
+    )
+
+
 def repair(messages: list[Message]) -> list[Message]:
     """Every call gets a result right after its assistant message; orphan results go."""
     out: list[Message] = []
@@ -57,6 +68,8 @@ def repair(messages: list[Message]) -> list[Message]:
             continue  # reached only by an orphan: results are consumed below
         if role not in {"user", "assistant", "system"}:
             continue
+        if is_interrupted_marker(msg):
+            continue  # nothing to send
         out.append(msg)
         calls = msg.get("tool_calls") or []
         if role != "assistant" or not calls:

@@ -256,13 +256,16 @@ class AgentLoop:
         yield self._budget_event(state.estimator.estimate(state.history, fixed))
 
     # -- the turn ----------------------------------------------------------------------
-    def _record(self, session: Session, state: SessionState, message: dict[str, Any]) -> None:
+    def _record(
+        self, session: Session, state: SessionState, message: dict[str, Any], *, send: bool = True
+    ) -> None:
         # Masked here, not only in the file: the history is sent to the provider again.
         message = self.scrub.scrub_obj(message)  # type: ignore[assignment]
         # Surrogate escapes (undecodable argv bytes) become U+FFFD: no provider takes them.
         message = clean_strings(message)
         session.append(message)  # SessionError when the disk refuses: run_turn reports it
-        state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
+        if send:  # `send=False`: for the file only (a marker the provider must not see)
+            state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
 
     async def run_turn(self, session: Session, text: str) -> AsyncGenerator[Event, None]:
         """Process one user message; yields events until TurnFinished."""
@@ -342,10 +345,11 @@ class AgentLoop:
                 )
                 turn.tool_traces.append(ToolTrace(call_id, name, 0.0, False, "cancelled"))
             turn.open_calls.clear()
-        elif partial:
-            self._record(
-                session, state, {"role": "assistant", "content": partial, "interrupted": True}
-            )
+        else:
+            # Even with no text yet: an empty marker, so a resumed session shows the turn was
+            # interrupted. Never sent (history.repair drops it when the session is reloaded).
+            message = {"role": "assistant", "content": partial, "interrupted": True}
+            self._record(session, state, message, send=bool(partial))
         turn.text.clear()
         return partial
 

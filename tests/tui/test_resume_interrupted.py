@@ -89,3 +89,41 @@ async def test_a_turn_interrupted_in_a_tool_keeps_its_mark_on_resume(settings: S
         assert [type(b).__name__ for b in blocks] == ["UserMessage", "ToolBlock", "Notice"]
         assert app.conversation.tool_block("slow").status == "cancelled"
         assert len(_interrupted_notices(app)) == 1
+
+
+def _assistant_texts(model: ScriptedModel) -> list[str]:
+    return [
+        str(m.get("content") or "")
+        for m in model.requests[-1].messages
+        if m.get("role") == "assistant"
+    ]
+
+
+async def test_a_turn_interrupted_before_any_text_keeps_its_mark(settings: Settings) -> None:
+    """Esc before the first token: the file keeps an empty interrupted marker, the resumed
+    transcript shows the mark, and no provider request ever carries the empty message."""
+    model = GatedModel([], then=[text("next answer"), text("after resume")])
+    app = make_app(settings, model)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, "tell me")
+        await wait_for(pilot, lambda: model.streamed.is_set())
+        await pilot.press("escape")
+        await wait_idle(pilot)
+        last = session_lines(app)[-1]
+        assert last["role"] == "assistant" and last["content"] == ""
+        assert last.get("interrupted") is True
+        assert len(_interrupted_notices(app)) == 1
+        await type_and_send(pilot, "again")  # the same process: the marker is not sent
+        await wait_idle(pilot)
+        assert _assistant_texts(model.after) == []
+        key = app.sessions.key
+        app.sessions.close()
+    again = make_app(settings, model, session=key)
+    async with again.run_test(size=(120, 36)) as pilot:
+        await wait_idle(pilot)
+        await wait_for(pilot, lambda: _interrupted_notices(again), "the interrupted mark")
+        kinds = [type(b).__name__ for b in again.conversation.blocks()]
+        assert kinds[:2] == ["UserMessage", "Notice"]
+        await type_and_send(pilot, "once more")  # resumed: repair drops the marker
+        await wait_idle(pilot)
+        assert _assistant_texts(model.after) == ["next answer"]
