@@ -196,3 +196,46 @@ def test_ctrl_c_interrupts_then_twice_quits_and_prints_how_to_resume(server, tmu
     session_id = session_file.stem.removeprefix("cli_")
     assert f"picobot agent --session {session_id}" in screen.replace("\n", "")
     assert "Traceback" not in screen
+
+
+def _prompt_line(screen: str) -> str:
+    """The prompt's text: the last line above the footer (completions show above it)."""
+    lines = [line for line in screen.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if "^q Quit" in line and i > 0:
+            return lines[i - 1].strip()
+    return ""
+
+
+def test_the_first_run_out_of_the_box(tmux, picobot_home, tmp_path):
+    """The README's first command on a machine with no key and no config, in a project
+    folder: the trust question, then the offline demo with its banner, answering about the
+    folder it was started in; Tab cycles the slash completions without leaving the prompt
+    (issue 15, items 1, 3 and 7)."""
+    project = tmp_path / "my-project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'mine'\n")
+    assert not (picobot_home / "config.json").exists()
+    tmux.start_agent(picobot_home, [], then='echo "exit=$?"; sleep 60', cwd=project)
+    tmux.wait_for(lambda s: "Trust this folder?" in s, "the trust question")
+    tmux.keys("y")
+    screen = tmux.wait_for(lambda s: "demo model, offline" in s, "the demo banner")
+    assert "OPENAI_API_KEY" in screen.replace("\n", " ")
+    tmux.keys("-l", "list the files here")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: "pyproject.toml" in s and "idle" in s, "the listing")
+    assert "That is the whole demo" in screen or "entries" in screen
+    tmux.keys("-l", "/co")
+    tmux.keys("Tab")
+    tmux.wait_for(lambda s: _prompt_line(s).startswith("/compact"), "the first completion")
+    tmux.keys("Tab")
+    tmux.wait_for(lambda s: _prompt_line(s).startswith("/copy"), "Tab cycles to the next")
+    tmux.keys("Tab")
+    tmux.wait_for(lambda s: _prompt_line(s).startswith("/compact"), "and round again")
+    tmux.keys("C-u")  # still in the prompt: the line editing key works there
+    tmux.wait_for(lambda s: "/compact" not in _prompt_line(s), "the prompt cleared")
+    tmux.keys("C-q")
+    screen = tmux.wait_for(lambda s: "exit=" in s, "picobot to exit")
+    assert "exit=0" in screen and "Traceback" not in screen
+    stored = json.loads((picobot_home / "trusted.json").read_text())["workspaces"]
+    assert stored == {str(project.resolve()): True}
