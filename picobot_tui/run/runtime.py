@@ -15,7 +15,7 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
 from picobot_tui.core.tracing import Tracer
-from picobot_tui.run.workspace import check_workspace
+from picobot_tui.run.workspace import check_workspace, untrusted_note
 
 
 @dataclass
@@ -87,3 +87,10 @@ def build_runtime(
         scrub=scrub,
     )
     return Runtime(settings, store, loop, client, tracer, tools, scrub)
+
+
+def make_untrusted(runtime: Runtime) -> None:
+    """No context files from the workspace, and no tool that changes anything."""
+    ws = runtime.tools.ctx.workspace
+    runtime.tools.ctx.read_only = untrusted_note(ws)
+    runtime.loop.context.workspace_files = False

@@ -4,7 +4,7 @@ The workspace is `--workspace`, else `agents.defaults.workspace`, else the curre
 (`CoreSettings.workspace_path`). It must exist: picobot never creates it. The current
 directory is refused when it is the home directory or `/`, which are never a project. A named
 workspace and every headless run are trusted; the TUI asks about an implicit one
-(`tui/trust.py`) and, when the user says no, `make_untrusted` turns the runtime read-only.
+(`tui/trust.py`) and, when the user says no, `run.runtime.make_untrusted` turns the runtime read-only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from picobot_tui.run.options import RunError
 
 if TYPE_CHECKING:
     from picobot_tui.core.settings import CoreSettings
-    from picobot_tui.run.runtime import Runtime
 
 _NAME_ONE = "Pass --workspace DIR, or set agents.defaults.workspace in the config."
 
@@ -63,10 +62,3 @@ def untrusted_note(ws: Path) -> str:
         f"the workspace {ws} is not trusted, so the tools are read-only. Restart picobot "
         "and trust it, or name it with --workspace."
     )
-
-
-def make_untrusted(runtime: Runtime) -> None:
-    """No context files from the workspace, and no tool that changes anything."""
-    ws = runtime.tools.ctx.workspace
-    runtime.tools.ctx.read_only = untrusted_note(ws)
-    runtime.loop.context.workspace_files = False

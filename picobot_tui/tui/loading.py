@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from picobot_tui.run.context import budget_problem, start_model
 from picobot_tui.run.exit_codes import EXIT_USAGE
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.run.runtime import Runtime, build_runtime
-from picobot_tui.run.workspace import make_untrusted
+from picobot_tui.run.runtime import Runtime, build_runtime, make_untrusted
 from picobot_tui.tui.view_events import ExecNoteShown, NoticeShown, ViewEvent
 
 if TYPE_CHECKING:

@@ -13,8 +13,7 @@ from picobot_tui.core.events import ToolCallFinished
 from picobot_tui.core.llm import scripted
 from picobot_tui.core.llm.scripted import ScriptedModel
 from picobot_tui.core.turn_state import SessionState
-from picobot_tui.run.runtime import build_runtime
-from picobot_tui.run.workspace import make_untrusted
+from picobot_tui.run.runtime import build_runtime, make_untrusted
 
 
 @pytest.fixture
