@@ -1,5 +1,5 @@
 """The checked contracts (CONTRIBUTING.md) as part of the suite, so the README's one test
-command is all of CI: ruff lint and format, the import contracts, and mypy at zero errors."""
+command is all of CI: ruff lint and format, the import contracts, no import cycles, and mypy at zero errors."""
 
 from __future__ import annotations
 
@@ -26,6 +26,14 @@ def test_import_contracts_are_kept() -> None:
     proc = _run(sys.executable, "scripts/check_structure.py", "imports")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " kept, 0 broken." in proc.stdout
+
+
+def test_no_import_cycles() -> None:
+    """No two modules import each other, even through a chain, in-function or
+    TYPE_CHECKING imports included (they are app methods kept in another file)."""
+    proc = _run(sys.executable, "scripts/structure.py", "--cycles")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "\n0 pairs" in proc.stdout
 
 
 def test_mypy_finds_no_error() -> None:
