@@ -63,7 +63,11 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
 def write_config(home: Path, server_url: str | None = None, **defaults: Any) -> Path:
     """A config for `home`: the bench model served by the local server (if given)."""
     home.mkdir(parents=True, exist_ok=True)
-    agent = {"model": MODEL, **defaults}
+    # Named, as a user's project would be: the benchmarks run from the repo, which must not
+    # be the workspace, and an implicit one would open the TUI on the trust question.
+    workspace = home / "workspace"
+    workspace.mkdir(exist_ok=True)
+    agent = {"model": MODEL, "workspace": str(workspace), **defaults}
     cfg: dict[str, Any] = {"agents": {"defaults": agent}, "tools": {"approval": "auto"}}
     if server_url:
         cfg["providers"] = {"openai": {"apiBase": server_url, "apiKey": "sk-bench"}}
