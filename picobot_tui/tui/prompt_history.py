@@ -8,7 +8,6 @@ thread); what is sent before that waits here and is written once the file is ope
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -30,6 +29,8 @@ log = logging.getLogger("picobot")
 
 
 def history_path(workspace: Path) -> Path:
+    import hashlib  # here: ~2 ms of import the first frame does not wait for
+
     digest = hashlib.sha256(str(workspace.resolve()).encode("utf-8")).hexdigest()[:16]
     return picobot_home() / "data" / "history" / f"{digest}.jsonl"
 
