@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -93,3 +94,31 @@ def read_messages(path: Path) -> list[dict[str, Any]]:
         if data.get("_type") != "meta":
             out.append(data)
     return out
+
+
+def run_on_pty(home: Path, *args: str, stderr_too: bool = False) -> tuple[int, str, str]:
+    """Run `picobot ARGS` with stdout on a pseudo-terminal (and stderr too, or a pipe), as a
+    person runs it: (exit code, what the terminal showed with CRLF as LF, stderr)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*picobot_exe(), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave if stderr_too else subprocess.PIPE,
+        env=cli_env(home),
+    )
+    os.close(slave)
+    shown = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        _, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    return proc.returncode, shown.decode().replace("\r\n", "\n"), (err or b"").decode()

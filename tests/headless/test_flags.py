@@ -5,15 +5,13 @@ points 6 and 12). Through the real console script."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.headless.conftest import cli_env, picobot_exe, run_cli, session_files
+from tests.headless.conftest import cli_env, picobot_exe, run_cli, run_on_pty, session_files
 from tests.support.openai_server import (
     OpenAITestServer,
     cut_mid_stream,
@@ -189,29 +187,7 @@ def test_a_terminal_still_gets_the_tokens_as_they_arrive(
             text_reply("The real answer.", chunk_size=4),
         ]
     )
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [*picobot_exe(), "agent", "-m", "question"],
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=subprocess.PIPE,
-        env=cli_env(configured_home),
-    )
-    os.close(slave)
-    shown = b""
-    try:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-        proc.communicate(timeout=60)
-    finally:
-        os.close(master)
-    assert proc.returncode == 0
-    text = shown.decode().replace("\r\n", "\n")
+    code, text, _ = run_on_pty(configured_home, "agent", "-m", "question")
+    assert code == 0
     assert text.startswith("Part")  # streamed before the cut
     assert text.endswith("The real answer.\n")

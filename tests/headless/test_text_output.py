@@ -4,15 +4,12 @@ errors (issue 15, points 18-20). Through the real console script."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.headless.conftest import cli_env, picobot_exe, run_cli
+from tests.headless.conftest import run_cli, run_on_pty
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.e2e
@@ -23,30 +20,8 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 def on_a_terminal(home: Path, *args: str, stderr_too: bool = False) -> tuple[int, str, str]:
     """Run with stdout on a pty (and stderr too, or a pipe): (exit code, what the terminal
     showed without colours, stderr when piped)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [*picobot_exe(), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=slave if stderr_too else subprocess.PIPE,
-        env=cli_env(home),
-    )
-    os.close(slave)
-    shown = b""
-    try:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-        _, err = proc.communicate(timeout=60)
-    finally:
-        os.close(master)
-    text = ANSI.sub("", shown.decode().replace("\r\n", "\n"))
-    return proc.returncode, text, (err or b"").decode()
+    code, shown, err = run_on_pty(home, *args, stderr_too=stderr_too)
+    return code, ANSI.sub("", shown), err
 
 
 NARRATION = "I will look at **the files** in the workspace."
