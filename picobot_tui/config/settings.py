@@ -45,13 +45,24 @@ class UiConfig(Section):
     table). A bad entry is warned about and keeps its default."""
 
 
+# Maps whose keys are names of the user's (HTTP headers, environment variables), not fields.
+_VERBATIM = frozenset({"extra_headers", "headers", "env"})
+
+
 def _snake_keys(value: Any) -> Any:
-    """Rename camelCase keys to field names, recursively (header dicts keep their keys)."""
+    """Rename camelCase keys to field names, recursively (header and env maps, and MCP
+    server names, keep their keys)."""
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():
             key = to_snake(k) if isinstance(k, str) else k
-            out[key] = v if key == "extra_headers" else _snake_keys(v)
+            if key in _VERBATIM:
+                out[key] = v
+            elif key == "mcp_servers" and isinstance(v, dict):
+                # Server names are the user's (`myGit` stays `myGit`); their entries are ours.
+                out[key] = {name: _snake_keys(entry) for name, entry in v.items()}
+            else:
+                out[key] = _snake_keys(v)
         return out
     if isinstance(value, list):
         return [_snake_keys(v) for v in value]

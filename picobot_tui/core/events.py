@@ -42,6 +42,8 @@ class ToolCallStarted:
     iteration: int
     max_iterations: int
     type: Literal["tool_call_started"] = "tool_call_started"
+    server: str | None = None
+    """The MCP server whose tool this is (None for built-in tools)."""
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,9 @@ class AgentLoop:
             scrub=self.scrub,
         )
         self._states: dict[str, SessionState] = {}
+        self.before_turn: Callable[[], Awaitable[str | None]] | None = None
+        """Awaited after the user's message is stored, before the first model call: the MCP
+        servers' bounded wait (run/runtime.py). Returns a notice to show, or None."""
         # Model calls in a row that failed after their retries, across turns: at the limit
         # run_turn refuses until a front end calls `failures.reset()`.
         self.failures = FailureCounter(self.defaults.max_consecutive_failures)
@@ -288,6 +291,10 @@ class AgentLoop:
         yield TurnStarted(session=session.key, turn=state.turns, model=self.model_name)
         try:
             self._record(session, state, {"role": "user", "content": text})
+            if self.before_turn is not None:
+                note = await self.before_turn()
+                if note:
+                    yield Notice("tools", note)
             async for event in self._iterate(session, state, turn):
                 if isinstance(event, TurnFinished):
                     outcome, content = event.outcome, event.content

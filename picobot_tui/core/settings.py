@@ -10,22 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, SecretStr
-from pydantic.alias_generators import to_camel
+from pydantic import Field, SecretStr, field_validator
 
 from picobot_tui.core.llm.providers import PROVIDER_NAMES
+from picobot_tui.core.mcp.config import McpServerConfig, check_server_names
 from picobot_tui.core.paths import picobot_home
+from picobot_tui.core.settings_base import Section
 
-
-class Section(BaseModel):
-    """Base for config groups: snake_case in Python, camelCase when written out."""
-
-    model_config = ConfigDict(
-        alias_generator=AliasGenerator(serialization_alias=to_camel),
-        populate_by_name=True,
-        extra="ignore",
-        use_attribute_docstrings=True,
-    )
+__all__ = ["CoreSettings", "McpServerConfig", "Section"]
 
 
 class AgentDefaults(Section):
@@ -146,6 +138,15 @@ class ToolsConfig(Section):
     exec command prefix `"exec(git status:*)"` (see Approvals)."""
     tool_result_max_chars: int = Field(default=8000, ge=100)
     """Tool results longer than this are truncated before they reach the model."""
+    mcp_servers: dict[str, McpServerConfig] = {}
+    """MCP servers whose tools the agent may call, by name: `{"time": {"command": "uvx",
+    "args": ["mcp-server-time"]}}` or `{"notes": {"url": "http://127.0.0.1:8931/mcp"}}`
+    (see MCP servers)."""
+    mcp_connect_timeout: float = Field(default=10.0, gt=0)
+    """Seconds the first turn waits for MCP servers to connect; it then goes on without the
+    ones still connecting (a notice names them)."""
+
+    _names = field_validator("mcp_servers")(check_server_names)
 
 
 class CoreSettings(Section):
@@ -188,7 +189,8 @@ class CoreSettings(Section):
         return Path(ws).expanduser().resolve() if ws else Path.cwd().resolve()
 
     def secrets(self) -> list[str]:
-        """Every configured API key and extra-header value, so writers can scrub them."""
+        """Every configured API key, extra-header value and MCP server env/header value, so
+        writers can scrub them."""
         out = []
         for name in PROVIDER_NAMES:
             provider = getattr(self.providers, name)
@@ -196,4 +198,8 @@ class CoreSettings(Section):
             if key is not None and key.get_secret_value():
                 out.append(key.get_secret_value())
             out.extend(v for v in provider.extra_headers.values() if v)
+        for server in self.tools.mcp_servers.values():
+            out.extend(v for v in (*server.env.values(), *server.headers.values()) if v)
+            # `Authorization: Bearer <token>`: the token alone is masked too.
+            out.extend(v.split()[-1] for v in server.headers.values() if len(v.split()) > 1)
         return out

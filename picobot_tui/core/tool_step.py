@@ -51,6 +51,7 @@ async def run_tool(
         args if args is not None else raw,
         iteration,
         settings.agents.defaults.max_tool_iterations,
+        server=getattr(tools.get(name) if tools is not None else None, "server_name", None),
     )
     if call_id in turn.secret_calls:  # refused before approval: nothing to say yes to
         log.warning("tool %s (%s) refused: its arguments carry a secret", name, call_id)

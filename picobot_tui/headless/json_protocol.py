@@ -36,6 +36,7 @@ from picobot_tui.core.sessions import SessionError
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import Run, RunError, RunOptions, open_run, open_session
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK
+from picobot_tui.run.runtime import mcp_running
 from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -247,7 +248,8 @@ async def _run(opts: RunOptions, yes: bool) -> int:
             daemon=True,
         ).start()
         with suppress(asyncio.CancelledError):
-            await channel.serve(run, received)
+            async with mcp_running(run.runtime):
+                await channel.serve(run, received)
     if received:
         return signal_exit(received)
     if channel.storage_failed or channel.stopped:

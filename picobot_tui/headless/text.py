@@ -36,6 +36,7 @@ from picobot_tui.core.visible import visible
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import RunOptions, open_run
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
+from picobot_tui.run.runtime import mcp_running
 from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
 OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
@@ -291,7 +292,8 @@ async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
         assert task is not None
         install_signal_handlers(task, received)
         try:
-            await consume()
+            async with mcp_running(run.runtime):
+                await consume()
         except asyncio.CancelledError:
             outcome = "cancelled"
         if received:

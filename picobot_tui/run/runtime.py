@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ConfirmFn
@@ -17,6 +20,9 @@ from picobot_tui.core.tools.registry import ToolRegistry, default_registry
 from picobot_tui.core.tracing import Tracer
 from picobot_tui.run.workspace import check_workspace, untrusted_note
 
+if TYPE_CHECKING:
+    from picobot_tui.core.mcp.manager import McpManager
+
 
 @dataclass
 class Runtime:
@@ -29,6 +35,9 @@ class Runtime:
     scrub: Scrubber
     banner: str | None = None
     """Shown when the run starts (the offline demo picobot fell back to, run/context.py)."""
+    mcp: McpManager | None = None
+    """The configured MCP servers (None with none): a front end starts them (`start`, in its
+    loop) and must `await close()` on the way out; the first turn waits for them."""
 
 
 def make_model_client(settings: Settings, model: str) -> ModelClient:
@@ -86,7 +95,18 @@ def build_runtime(
         model_name=model_name,
         scrub=scrub,
     )
-    return Runtime(settings, store, loop, client, tracer, tools, scrub)
+    runtime = Runtime(settings, store, loop, client, tracer, tools, scrub)
+    if settings.tools.mcp_servers:
+        from picobot_tui.core.mcp.manager import McpManager
+
+        runtime.mcp = McpManager(
+            settings.tools.mcp_servers,
+            workspace=ws,
+            registry=tools,
+            connect_timeout=settings.tools.mcp_connect_timeout,
+        )
+        loop.before_turn = runtime.mcp.ready_for_turn
+    return runtime
 
 
 def make_untrusted(runtime: Runtime) -> None:
@@ -94,3 +114,18 @@ def make_untrusted(runtime: Runtime) -> None:
     ws = runtime.tools.ctx.workspace
     runtime.tools.ctx.read_only = untrusted_note(ws)
     runtime.loop.context.workspace_files = False
+
+
+@asynccontextmanager
+async def mcp_running(runtime: Runtime) -> AsyncIterator[None]:
+    """The run's MCP servers connect (in the background) while the block runs and are all
+    closed after it, however it ends: no server process outlives the run."""
+    mcp = runtime.mcp
+    if mcp is None:
+        yield
+        return
+    mcp.start()
+    try:
+        yield
+    finally:
+        await mcp.close()

@@ -42,9 +42,10 @@ class ToolResult:
 class Tool(ABC):
     """A tool the model can call. Subclasses set the class attributes and implement run()."""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    parameters: ClassVar[dict[str, Any]]
+    # Built-in tools set these on the class; an MCP tool sets them per instance.
+    name: str
+    description: str
+    parameters: dict[str, Any]
     mutating: ClassVar[bool] = False
     """True when the tool changes files or runs commands: it passes through approval."""
 

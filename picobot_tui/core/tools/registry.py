@@ -112,6 +112,16 @@ class ToolRegistry:
             self._tools[tool.name] = tool
         self._validators: dict[str, Any] = {}
 
+    def add(self, tool: Tool) -> None:
+        """Offer one more tool (an MCP server's, once it connects)."""
+        if tool.name in self._tools:
+            raise ValueError(f"two tools are named {tool.name!r}")
+        self._tools[tool.name] = tool
+
+    def remove(self, name: str) -> None:
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+
     # -- what the model sees -----------------------------------------------------------
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI function-tool definitions, in registration order."""

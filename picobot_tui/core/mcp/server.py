@@ -1,0 +1,395 @@
+"""One MCP server: the task that owns its connection, its state, and the calls made on it.
+
+AnyIO cancel scopes must be exited by the task that entered them, so the SDK's `Client`
+context is entered and left by one owner task per server, never by a turn's worker; calls
+only borrow the connected client. A caller cancelled mid-call (Esc) cancels the request, and
+the SDK sends the protocol's `notifications/cancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO, cast
+
+from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.tools.base import ToolError
+
+log = logging.getLogger("picobot.mcp")
+
+State = Literal["connecting", "connected", "failed", "closed"]
+
+HANDSHAKE_LIMIT = 60.0
+"""Seconds a connection attempt may take before the server is marked failed. A turn waits
+for at most tools.mcpConnectTimeout; a slower server joins later, up to this."""
+CLOSE_LIMIT = 6.0
+"""Seconds `close` waits for the owner: the SDK closes stdin, waits 2 s, sends SIGTERM to
+the server's process group and SIGKILL 2 s later (mcp/client/stdio.py)."""
+_LIST_PAGES = 50
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+def load_sdk() -> None:
+    """Import what the owner uses (~0.9 s): callers run this in a thread."""
+    import mcp.client.sse  # noqa: F401
+    import mcp.client.stdio  # noqa: F401
+    import mcp.client.streamable_http  # noqa: F401
+    from mcp import Client  # noqa: F401
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("picobot-tui")
+    except metadata.PackageNotFoundError:  # run from a source tree
+        return "0"
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line reason from whatever the SDK or a transport raised."""
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    text = " ".join(str(exc).split())
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+class _StderrToLog:
+    """A pipe for the server's stderr; a thread copies its lines to the log (scrubbed there),
+    so a server's output never reaches the screen."""
+
+    def __init__(self, server: str) -> None:
+        read_fd, write_fd = os.pipe()
+        self.file = cast(TextIO, os.fdopen(write_fd, "w"))
+        reader = threading.Thread(
+            target=self._copy, args=(read_fd, server), name=f"mcp-stderr-{server}", daemon=True
+        )
+        reader.start()
+
+    @staticmethod
+    def _copy(fd: int, server: str) -> None:
+        with os.fdopen(fd, "r", errors="replace") as lines:
+            for line in lines:
+                if line.strip():
+                    log.info("[%s stderr] %s", server, line.rstrip()[:2000])
+
+    def close(self) -> None:
+        """Our copy of the write end: the reader ends when the server's copy closes too."""
+        self.file.close()
+
+
+class McpServer:
+    """A configured server: connect, list tools, call them, reconnect once after a drop."""
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        *,
+        workspace: Path,
+        on_change: Callable[[McpServer], None] | None = None,
+        handshake_limit: float = HANDSHAKE_LIMIT,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.workspace = workspace
+        self.on_change = on_change
+        self.handshake_limit = handshake_limit
+        self.state: State = "connecting"
+        self.error: str | None = None
+        self.tools: list[ToolSpec] = []
+        self.unknown_enabled: list[str] = []
+        """enabledTools entries the server does not list (shown in the status)."""
+        self.connect_ms: float | None = None
+        self.transport_used: str = config.transport
+        self._client: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._retry = False
+        self._stopping = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the owner task (in the running loop); the SDK must be imported already."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}")
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait until the current attempt ends; True when connected."""
+        if not self._ready.is_set():
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), timeout)
+        return self.state == "connected"
+
+    @property
+    def settled(self) -> bool:
+        """The current attempt has ended (connected or failed)."""
+        return self._ready.is_set()
+
+    async def close(self) -> None:
+        """Disconnect; a stdio server's process is ended (stdin closed, then killed)."""
+        self._stopping = True
+        self._wake.set()
+        task = self._task
+        if task is None:
+            self._set("closed")
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), CLOSE_LIMIT)
+        except TimeoutError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        except Exception as e:  # the owner catches its own errors; this is a last resort
+            log.warning("MCP server %s: closing failed: %s", self.name, _describe(e))
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.state, self.error = state, error
+        if state in ("connected", "failed", "closed"):
+            self._ready.set()
+        else:
+            self._ready.clear()
+        if self.on_change is not None:
+            try:
+                self.on_change(self)
+            except Exception:  # a display problem must not end the connection
+                log.exception("MCP status listener failed")
+
+    async def _own(self) -> None:
+        while not self._stopping:
+            self._retry = False
+            await self._connect_once()
+            if self._stopping:
+                break
+            while not (self._retry or self._stopping):  # failed: wait for a call to ask again
+                self._wake.clear()
+                await self._wake.wait()
+        self._client = None
+        self._set("closed", self.error)
+
+    async def _connect_once(self) -> None:
+        import anyio
+
+        self._set("connecting")
+        t0 = time.monotonic()
+        closed = asyncio.Event()
+        stderr = _StderrToLog(self.name) if self.config.transport == "stdio" else None
+        lost: str | None = None
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.handshake_limit) as scope:
+                async with AsyncExitStack() as stack:
+                    client = await self._enter(stack, closed, stderr)
+                    if stderr is not None:
+                        stderr.close()
+                        stderr = None
+                    await self._list_tools(client)
+                    scope.deadline = math.inf  # connected: no limit on how long it stays
+                    self.connect_ms = round((time.monotonic() - t0) * 1000, 1)
+                    self._client = client
+                    self._set("connected")
+                    log.info(
+                        "MCP server %s connected (%s) in %.0f ms: %d tools",
+                        self.name,
+                        self.transport_used,
+                        self.connect_ms,
+                        len(self.tools),
+                    )
+                    while not (
+                        self._stopping or self._retry or closed.is_set() or self._client is None
+                    ):
+                        self._wake.clear()
+                        await self._wake.wait()
+                    if self.state == "failed":  # a call saw the connection go (_lost)
+                        lost = self.error
+                    elif closed.is_set() and not self._stopping:
+                        lost = "the server closed the connection (it exited or dropped)"
+                    self._client = None
+            if scope.cancelled_caught:
+                lost = f"no answer to the handshake within {self.handshake_limit:g} s"
+        except asyncio.CancelledError:
+            self._client = None
+            raise
+        except BaseException as e:  # the SDK raises groups, OSError, MCPError, httpx errors
+            lost = _describe(e)
+        finally:
+            if stderr is not None:
+                stderr.close()
+        self._client = None
+        if lost is not None:
+            log.warning("MCP server %s failed: %s", self.name, lost)
+            self._set("failed", lost)
+
+    async def _enter(
+        self, stack: AsyncExitStack, closed: asyncio.Event, stderr: _StderrToLog | None
+    ) -> Any:
+        from mcp import Client
+        from mcp_types import Implementation
+
+        info = Implementation(name="picobot", version=_version())
+        config = self.config
+        if config.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            assert config.command and stderr is not None
+            params = StdioServerParameters(
+                command=config.command,
+                args=config.args,
+                env=config.env or None,
+                cwd=config.cwd or str(self.workspace),
+            )
+            transport = stdio_client(params, errlog=stderr.file)
+            return await stack.enter_async_context(
+                Client(_watched(transport, closed, self._wake), client_info=info)
+            )
+        assert config.url
+        if config.transport == "sse":
+            return await self._enter_sse(stack, closed, info)
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = await stack.enter_async_context(create_mcp_http_client(headers=config.headers))
+        transport = streamable_http_client(config.url, http_client=http)
+        try:
+            return await stack.enter_async_context(
+                Client(_watched(transport, closed, self._wake), client_info=info)
+            )
+        except Exception as e:
+            if config.type is not None:  # `"type": "http"`: no guessing
+                raise
+            log.info("MCP server %s: Streamable HTTP failed (%s); trying SSE", self.name, e)
+        return await self._enter_sse(stack, closed, info)
+
+    async def _enter_sse(self, stack: AsyncExitStack, closed: asyncio.Event, info: Any) -> Any:
+        from mcp import Client
+        from mcp.client.sse import sse_client
+
+        assert self.config.url
+        self.transport_used = "sse"
+        transport = sse_client(self.config.url, headers=self.config.headers or None)
+        return await stack.enter_async_context(
+            Client(_watched(transport, closed, self._wake), client_info=info)
+        )
+
+    async def _list_tools(self, client: Any) -> None:
+        specs: list[ToolSpec] = []
+        cursor = None
+        for _ in range(_LIST_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            for tool in page.tools:
+                schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+                specs.append(ToolSpec(tool.name, tool.description or "", schema))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        enabled = self.config.enabled_tools
+        if enabled is not None:
+            listed = {s.name for s in specs}
+            self.unknown_enabled = [n for n in enabled if n not in listed]
+            specs = [s for s in specs if s.name in enabled]
+        self.tools = specs
+
+    # -- calls -----------------------------------------------------------------------------
+    async def call(self, tool: str, args: dict[str, Any], connect_timeout: float) -> Any:
+        """Call `tool`; returns the SDK's CallToolResult. Raises ToolError with a clear reason
+        (not connected, dropped mid-call, timed out, refused). A failed server gets one
+        reconnect attempt per call."""
+        client = self._client
+        if client is None:
+            if self.state == "failed" and not self._stopping:
+                log.info("MCP server %s: reconnecting for a call", self.name)
+                self._retry = True
+                self._ready.clear()
+                self._wake.set()
+            await self.wait_ready(connect_timeout)
+            client = self._client
+            if client is None:
+                why = self.error or f"still {self.state}"
+                raise ToolError(f"MCP server `{self.name}` is not connected: {why}")
+        timeout = self.config.tool_timeout
+        try:
+            return await client.call_tool(tool, args, read_timeout_seconds=timeout)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            raise self._call_error(tool, timeout, e) from None
+
+    def _call_error(self, tool: str, timeout: float, exc: Exception) -> ToolError:
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT:
+            return ToolError(
+                f"`{tool}` on MCP server `{self.name}` did not answer within {timeout:g} s "
+                "(toolTimeout); the call was cancelled"
+            )
+        dropped = isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError) or (
+            isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+        )
+        if dropped:
+            self._lost("the server closed the connection during a call")
+            return ToolError(
+                f"MCP server `{self.name}` closed the connection during `{tool}` (it exited or "
+                "dropped); the next call tries to reconnect"
+            )
+        if isinstance(exc, MCPError):
+            return ToolError(f"MCP server `{self.name}` refused `{tool}`: {exc.error.message}")
+        return ToolError(f"`{tool}` on MCP server `{self.name}` failed: {_describe(exc)}")
+
+    def _lost(self, why: str) -> None:
+        if self.state == "connected":
+            self._client = None
+            self._set("failed", why)
+            self._wake.set()
+
+
+@asynccontextmanager
+async def _watched(
+    transport: Any, closed: asyncio.Event, wake: asyncio.Event
+) -> AsyncIterator[Any]:
+    """The transport's streams, with `closed` (and `wake`) set when the server's side ends:
+    a server that exits while idle is marked failed at once, not at the next call."""
+    import anyio
+
+    async with transport as (read, write):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            try:
+                async with send:
+                    async for item in read:
+                        await send.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                pass
+            finally:
+                closed.set()
+                wake.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            try:
+                yield receive, write
+            finally:
+                tg.cancel_scope.cancel()
