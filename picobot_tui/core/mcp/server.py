@@ -154,16 +154,19 @@ class McpServer:
         if task is None:
             self._set("closed")
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_LIMIT)
-        except TimeoutError:
+        if self.state == "connecting":  # nothing to finish: stop waiting for the handshake
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        except asyncio.CancelledError:
+        # asyncio.wait, not wait_for: the owner's own end (cancelled, failed) is not ours.
+        done, _ = await asyncio.wait({task}, timeout=CLOSE_LIMIT)
+        if not done:
+            log.warning("MCP server %s: no clean close in %g s; cancelling", self.name, CLOSE_LIMIT)
             task.cancel()
-            raise
-        except Exception as e:  # the owner catches its own errors; this is a last resort
-            log.warning("MCP server %s: closing failed: %s", self.name, _describe(e))
+            await asyncio.wait({task}, timeout=CLOSE_LIMIT)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            log.warning("MCP server %s: closing failed: %s", self.name, task.exception())
+        if self.state != "closed":
+            self._client = None
+            self._set("closed", self.error)
 
     def _set(self, state: State, error: str | None = None) -> None:
         self.state, self.error = state, error
