@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from picobot_tui.core.approval import ConfirmFn, Denied, approval_needed, ask, denied_text
@@ -60,6 +61,10 @@ async def run_tool(
         decision: str | Denied = "allow"
         if tools.needs_approval(name, args):
             verdict = approval_needed(settings, tools, call_id, name, args, state)
+            if isinstance(verdict, ApprovalRequested) and tools.ctx.files is not None:
+                # The change applies to the editor's buffer: the preview diffs that text.
+                p = await tools.approval_preview_async(name, args)
+                verdict = replace(verdict, preview=p.text, full=p.full, hidden=p.hidden)
             if isinstance(verdict, ApprovalRequested):
                 yield verdict
                 decision = await ask(confirm, verdict, state)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from picobot_tui.core.events import ToolStatus
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import ToolsConfig
+
+if TYPE_CHECKING:
+    from picobot_tui.core.tools.file_access import FileAccess
 
 
 class ToolError(Exception):
@@ -30,6 +33,9 @@ class ToolContext:
     read_only: str | None = None
     """Why no tool may change anything here (an untrusted workspace), else None: the approval
     policy refuses every file change, command and todo write with this reason."""
+    files: FileAccess | None = None
+    """Where read_file, write_file and edit_file read and write text (an editor's buffers,
+    through ACP), else None: the disk. See core/tools/file_access.py."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ class Tool(ABC):
         import json
 
         return json.dumps(args, indent=2, ensure_ascii=False)
+
+    async def preview_async(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """The preview when it needs to await (a file tool reading an editor's buffer through
+        `ctx.files`). Default: `preview`. Same contract (may raise ToolError)."""
+        return self.preview(args, ctx)
 
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str | ToolResult:

@@ -8,6 +8,7 @@ from typing import Any
 
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
+from picobot_tui.core.tools.file_access import FileAccess, reader, writer
 from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 from picobot_tui.core.tools.text import encode_utf8, unified_diff
 
@@ -41,10 +42,33 @@ class EditFileTool(Tool):
         old, new, _ = _plan(path, shown, args["old_text"], args["new_text"])
         return unified_diff(old, new, shown)
 
+    async def preview_async(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        files = reader(ctx)
+        if files is None:
+            return self.preview(args, ctx)
+        path = resolve_in_workspace(args["path"], ctx)
+        shown = display_path(path, ctx)
+        old, new, _ = await _plan_via(files, path, shown, args["old_text"], args["new_text"])
+        return unified_diff(old, new, shown)
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         path = resolve_in_workspace(args["path"], ctx)
         shown = display_path(path, ctx)
-        return await asyncio.to_thread(_apply, path, shown, args["old_text"], args["new_text"])
+        old_text, new_text = args["old_text"], args["new_text"]
+        read, write = reader(ctx), writer(ctx)
+        if read is None and write is None:
+            return await asyncio.to_thread(_apply, path, shown, old_text, new_text)
+        # An editor reads and/or writes: each side goes where it is offered, the disk else.
+        if read is not None:
+            _, new, line = await _plan_via(read, path, shown, old_text, new_text)
+        else:
+            _, new, line = await asyncio.to_thread(_plan, path, shown, old_text, new_text)
+        data = encode_utf8(new, "new_text")
+        if write is not None:
+            await write.write_text(path, new)
+        else:
+            await asyncio.to_thread(_write, path, shown, data)
+        return _edited(shown, old_text, new_text, line)
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
@@ -58,8 +82,27 @@ def _occurrences(text: str, needle: str) -> list[int]:
 
 def _plan(path: Path, shown: str, old_text: str, new_text: str) -> tuple[str, str, int]:
     """(current text, edited text, line of the edit), or ToolError saying what is wrong."""
+    _check_change(old_text, new_text)
+    return _replace(_load(path, shown), shown, old_text, new_text)
+
+
+async def _plan_via(
+    files: FileAccess, path: Path, shown: str, old_text: str, new_text: str
+) -> tuple[str, str, int]:
+    """`_plan` on the text `files` gives (an editor's buffer); the file is still judged on
+    disk first (missing, not regular, not UTF-8: the same errors)."""
+    _check_change(old_text, new_text)
+    await asyncio.to_thread(_load, path, shown)
+    return _replace(await files.read_text(path), shown, old_text, new_text)
+
+
+def _check_change(old_text: str, new_text: str) -> None:
     if old_text == new_text:
         raise ToolError("old_text and new_text are identical; there is nothing to change")
+
+
+def _load(path: Path, shown: str) -> str:
+    """The file's text from disk, or ToolError when it is missing, not regular or not UTF-8."""
     if not path.exists():
         raise ToolError(f"file not found: {shown}; use write_file to create it")
     if not path.is_file():
@@ -70,6 +113,11 @@ def _plan(path: Path, shown: str, old_text: str, new_text: str) -> tuple[str, st
         raise ToolError(f"{shown} is not UTF-8 text; edit_file only edits text") from None
     except OSError as e:
         raise ToolError(f"cannot read {shown}: {e.strerror or e}") from None
+    return text
+
+
+def _replace(text: str, shown: str, old_text: str, new_text: str) -> tuple[str, str, int]:
+    """(text, edited text, line of the edit) for one exact, unique match."""
     hits = _occurrences(text, old_text)
     if not hits and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
         # The model saw LF line endings; the file has CRLF. Match it the file's way.
@@ -93,10 +141,18 @@ def _plan(path: Path, shown: str, old_text: str, new_text: str) -> tuple[str, st
 
 def _apply(path: Path, shown: str, old_text: str, new_text: str) -> str:
     _, new, line = _plan(path, shown, old_text, new_text)
+    _write(path, shown, encode_utf8(new, "new_text"))
+    return _edited(shown, old_text, new_text, line)
+
+
+def _write(path: Path, shown: str, data: bytes) -> None:
     try:
-        atomic_write(path, encode_utf8(new, "new_text"))
+        atomic_write(path, data)
     except OSError as e:
         raise ToolError(f"cannot write {shown}: {e.strerror or e}") from None
+
+
+def _edited(shown: str, old_text: str, new_text: str, line: int) -> str:
     removed = old_text.count("\n") + 1
     added = new_text.count("\n") + 1 if new_text else 0
     return f"edited {shown} at line {line}: replaced {removed} line(s) with {added} line(s)"

@@ -226,6 +226,23 @@ class ToolRegistry:
             text = f"Error: {e}"
         except Exception as e:
             text = f"Error: preview failed: {type(e).__name__}: {e}"
+        return self._preview(text)
+
+    async def approval_preview_async(self, name: str, args: dict[str, Any]) -> Preview:
+        """`approval_preview` through the tool's `preview_async`: a file tool then diffs the
+        text its `ctx.files` gives (an editor's buffer). Never raises (but CancelledError)."""
+        try:
+            tool = self._tool(name)
+            text = await tool.preview_async(self.validate(name, args), self.ctx)
+        except asyncio.CancelledError:
+            raise
+        except ToolError as e:
+            text = f"Error: {e}"
+        except Exception as e:
+            text = f"Error: preview failed: {type(e).__name__}: {e}"
+        return self._preview(text)
+
+    def _preview(self, text: object) -> Preview:
         full = visible(text if isinstance(text, str) else str(text))
         if self.scrub is not None:
             full = self.scrub(full)

@@ -8,6 +8,7 @@ from typing import Any
 
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
+from picobot_tui.core.tools.file_access import current_text, reader, writer
 from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 from picobot_tui.core.tools.text import encode_utf8, unified_diff
 
@@ -49,10 +50,26 @@ class WriteFileTool(Tool):
             )
         return unified_diff(old, content, shown)
 
+    async def preview_async(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        if reader(ctx) is None:
+            return self.preview(args, ctx)
+        path = resolve_in_workspace(args["path"], ctx)
+        old = await current_text(path, ctx)
+        if old is None:  # new, a directory, not UTF-8: judged on disk, as without an editor
+            return self.preview(args, ctx)
+        return unified_diff(old, args["content"], display_path(path, ctx))
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         path = resolve_in_workspace(args["path"], ctx)
+        shown = display_path(path, ctx)
         data = encode_utf8(args["content"])
-        return await asyncio.to_thread(_write, path, display_path(path, ctx), data)
+        files = writer(ctx)
+        if files is None or not await asyncio.to_thread(_text_or_absent, path):
+            # A binary or non-UTF-8 file being replaced is not an editor's text: the disk.
+            return await asyncio.to_thread(_write, path, shown, data)
+        existed = await asyncio.to_thread(_prepare, path, shown)
+        await files.write_text(path, args["content"])
+        return _written(shown, data, existed)
 
 
 def read_text_or_none(path: Path) -> str | None:
@@ -63,7 +80,18 @@ def read_text_or_none(path: Path) -> str | None:
         return None
 
 
-def _write(path: Path, shown: str, data: bytes) -> str:
+def _text_or_absent(path: Path) -> bool:
+    """True when `path` does not exist or is a UTF-8 file (what a FileAccess may write)."""
+    try:
+        if not path.exists():
+            return True
+        return path.is_file() and read_text_or_none(path) is not None
+    except OSError:  # unreadable: the disk write says what is wrong, as before
+        return False
+
+
+def _prepare(path: Path, shown: str) -> bool:
+    """Refuse a directory or a non-regular file; create the parents. Whether it existed."""
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; give a file path")
     existed = path.exists()
@@ -71,11 +99,25 @@ def _write(path: Path, shown: str, data: bytes) -> str:
         raise ToolError(f"{shown} is not a regular file")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except NotADirectoryError:
+        raise ToolError(f"cannot create {shown}: a parent of it is a file") from None
+    except OSError as e:
+        raise ToolError(f"cannot write {shown}: {e.strerror or e}") from None
+    return existed
+
+
+def _write(path: Path, shown: str, data: bytes) -> str:
+    existed = _prepare(path, shown)
+    try:
         atomic_write(path, data)
     except NotADirectoryError:
         raise ToolError(f"cannot create {shown}: a parent of it is a file") from None
     except OSError as e:
         raise ToolError(f"cannot write {shown}: {e.strerror or e}") from None
+    return _written(shown, data, existed)
+
+
+def _written(shown: str, data: bytes, existed: bool) -> str:
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     verb = "overwrote" if existed else "created"
     return f"{verb} {shown} ({lines} lines, {len(data)} bytes)"
