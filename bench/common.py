@@ -60,15 +60,25 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def write_config(home: Path, server_url: str | None = None, **defaults: Any) -> Path:
-    """A config for `home`: the bench model served by the local server (if given)."""
+def write_config(
+    home: Path,
+    server_url: str | None = None,
+    *,
+    mcp_servers: dict[str, dict[str, Any]] | None = None,
+    **defaults: Any,
+) -> Path:
+    """A config for `home`: the bench model served by the local server (if given), and the
+    MCP servers (`tools.mcpServers` entries) if given."""
     home.mkdir(parents=True, exist_ok=True)
     # Named, as a user's project would be: the benchmarks run from the repo, which must not
     # be the workspace, and an implicit one would open the TUI on the trust question.
     workspace = home / "workspace"
     workspace.mkdir(exist_ok=True)
     agent = {"model": MODEL, "workspace": str(workspace), **defaults}
-    cfg: dict[str, Any] = {"agents": {"defaults": agent}, "tools": {"approval": "auto"}}
+    tools: dict[str, Any] = {"approval": "auto"}
+    if mcp_servers:
+        tools["mcpServers"] = mcp_servers
+    cfg: dict[str, Any] = {"agents": {"defaults": agent}, "tools": tools}
     if server_url:
         cfg["providers"] = {"openai": {"apiBase": server_url, "apiKey": "sk-bench"}}
     path = home / "config.json"
@@ -171,7 +181,7 @@ class Result:
     def line(self) -> str:
         mark = {True: "met", False: "NOT MET", None: "reported"}[self.met]
         return (
-            f"#{self.number:<3}{self.name}: {fmt(self.value, self.unit)} vs baseline "
+            f"#{self.number:<4}{self.name}: {fmt(self.value, self.unit)} vs baseline "
             f"{fmt(self.baseline, self.unit)} -> ratio {self.ratio:.2f}x "
             f"(target {self.target}: {mark})"
         )

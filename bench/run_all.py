@@ -40,6 +40,7 @@ MODULES = {
     "9": "bench.bench_09_many_sessions",
     "10": "bench.bench_10_loop_overhead",
     "11": "bench.bench_11_compaction",
+    "12": "bench.bench_12_mcp",  # 12a, 12b, 12c (issue 12)
 }
 
 
