@@ -51,13 +51,24 @@ def to_tool_result(result: Any) -> ToolResult:
         dumped = json.dumps(structured, ensure_ascii=False, default=str)
         # Servers often send the same JSON as text too: include it once.
         texts = [p for p in parts if p.strip()]
-        same = len(texts) == 1 and _same_json(texts[0], structured)
-        if not same:
+        if not (len(texts) == 1 and _echoes(texts[0], structured)):
             parts.append(f"structured content: {dumped}")
     text = "\n".join(p for p in parts if p) or "(no content)"
     if getattr(result, "is_error", False):
         return ToolResult(False, f"Error: {text}", "error")
     return ToolResult(True, text)
+
+
+def _echoes(text: str, structured: Any) -> bool:
+    """Whether the text block already says what the structured content says. The SDK's
+    servers wrap a tool's non-object return value as `{"result": value}` and send the value
+    as text too: every `-> str` tool would otherwise show its text twice (a 100k text, 200k)."""
+    if _same_json(text, structured):
+        return True
+    if isinstance(structured, dict) and list(structured) == ["result"]:
+        value = structured["result"]
+        return text == value if isinstance(value, str) else _same_json(text, value)
+    return False
 
 
 def _same_json(text: str, value: Any) -> bool:

@@ -1,0 +1,117 @@
+"""A real MCP server (the SDK's MCPServer) for the MCP tests, over stdio by default.
+
+    python -m tests.support.mcp_test_server [--marker DIR] [--tag TEXT]
+
+Tools: `echo` (text back), `sleep` (waits `seconds`; huge = never answers), `crash`
+(the process exits mid-call), `image` (an ImageContent), `structured` (structured content),
+`fail` (an isError result), `noisy` (ANSI escapes and `size` characters of text).
+
+With `--marker DIR` the server writes files there so a test can see what it received:
+`started` (its pid) once it runs, `call-<tool>` when a call starts, and `cancelled` (the
+request id) when a `notifications/cancelled` arrives. `--tag` is only there to be found in
+the process's argv (the orphan tests look for it in /proc).
+
+`build()` is reused by tests/support/mcp_http_server.py for the HTTP transports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Image, MCPServer
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+# A 1x1 transparent PNG.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAHnOcQAAAAABJRU5ErkJggg=="
+)
+ANSI = "\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b[2J"
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+def _mark(marker: Path | None, name: str, text: str = "") -> None:
+    if marker is not None:
+        tmp = marker / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(marker / name)  # atomic: a reader never sees half a file
+
+
+def build(marker: Path | None = None) -> MCPServer:
+    """The server with its tools; `marker` is where it records what it received."""
+
+    async def observe(ctx: Any, call_next: Any) -> Any:
+        """Middleware: record `notifications/cancelled` (the dispatcher applies it too)."""
+        if ctx.method == "notifications/cancelled":
+            rid = (ctx.params or {}).get("requestId")
+            _mark(marker, "cancelled", str(rid))
+        return await call_next(ctx)
+
+    server = MCPServer("picobot-test", version="1.0", middleware=[observe])
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Returns the text unchanged."""
+        _mark(marker, "call-echo", text)
+        return text
+
+    @server.tool()
+    async def sleep(seconds: float) -> str:
+        """Waits `seconds`, then says so."""
+        _mark(marker, "call-sleep", str(seconds))
+        await anyio.sleep(seconds)
+        return f"slept {seconds:g} s"
+
+    @server.tool()
+    def crash() -> str:
+        """Exits the server process in the middle of the call."""
+        _mark(marker, "call-crash")
+        sys.stdout.flush()
+        os._exit(3)
+
+    @server.tool()
+    def image() -> Image:
+        """A 1x1 PNG."""
+        return Image(data=PNG, format="png")
+
+    @server.tool()
+    def structured(city: str) -> Weather:
+        """Structured content (and its JSON as text)."""
+        return Weather(city=city, celsius=21.5)
+
+    @server.tool()
+    def fail(reason: str = "it broke") -> CallToolResult:
+        """A result with isError set."""
+        return CallToolResult(content=[TextContent(type="text", text=reason)], is_error=True)
+
+    @server.tool()
+    def noisy(size: int = 0) -> str:
+        """ANSI escapes, then `size` characters of text."""
+        return ANSI + " " + "x" * size
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--marker", type=Path)
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args(argv)
+    server = build(args.marker)
+    _mark(args.marker, "started", str(os.getpid()))
+    server.run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
