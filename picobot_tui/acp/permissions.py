@@ -1,0 +1,85 @@
+"""An approval as `session/request_permission`, and the client's answer as picobot's.
+
+The options, one per picobot answer (ACP allows several options of one kind, the kind is a
+hint for the client's icons and shortcuts):
+
+  optionId        kind           picobot
+  allow           allow_once     "allow": this call
+  allow_session   allow_always   "allow_session": the tool (or web_fetch's host) until the
+                                 session ends (the agent process), never saved
+  always          allow_always   "always": saved to config.json (tools.alwaysAllow, exec's
+                                 command prefix rule, or tools.web.allowHosts); not offered
+                                 for exec when no command prefix is safe to save
+  deny            reject_once    "deny": this call
+
+The tool call the client shows carries the same preview the TUI's modal shows (the whole
+text: a command, a diff, the MCP call's arguments). A "cancelled" outcome (the client
+answers so after `session/cancel`) and any option id it did not offer are a "deny".
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from acp import schema as s
+
+from picobot_tui.acp.updates import kind_of, text_content, title_of
+from picobot_tui.core.approval import ApprovalRequest, Decision
+
+log = logging.getLogger("picobot.acp")
+
+ALLOW, ALLOW_SESSION, ALWAYS, DENY = "allow", "allow_session", "always", "deny"
+
+
+def options_for(req: ApprovalRequest) -> list[s.PermissionOption]:
+    if req.scope == "host" and req.host:
+        session_label = f"Allow {req.host} for this session"
+        always_label: str | None = f"Always allow {req.host} (saved)"
+    else:
+        session_label = f"Allow {req.name} for this session"
+        always_label = f"Always allow {req.name} (saved)"
+        if req.name == "exec":
+            always_label = f"Always allow `{req.prefix} …` (saved)" if req.prefix else None
+    options = [
+        s.PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once"),
+        s.PermissionOption(option_id=ALLOW_SESSION, name=session_label, kind="allow_always"),
+    ]
+    if always_label is not None:
+        options.append(s.PermissionOption(option_id=ALWAYS, name=always_label, kind="allow_always"))
+    options.append(s.PermissionOption(option_id=DENY, name="Reject", kind="reject_once"))
+    return options
+
+
+def tool_call_for(req: ApprovalRequest, extra: list[Any] | None = None) -> s.ToolCallUpdate:
+    """The call the permission is about, with the modal's preview as its content."""
+    content: list[Any] = list(extra or [])
+    content.append(text_content(req.whole))
+    return s.ToolCallUpdate(
+        tool_call_id=req.id,
+        title=title_of(req.name, req.arguments),
+        kind=kind_of(req.name),
+        status="pending",
+        content=content,
+        raw_input=req.arguments,
+    )
+
+
+def decision_of(
+    response: s.RequestPermissionResponse, offered: list[s.PermissionOption]
+) -> Decision:
+    outcome = response.outcome
+    if not isinstance(outcome, s.AllowedOutcome):
+        return "deny"  # cancelled
+    ids = {o.option_id for o in offered}
+    chosen = outcome.option_id
+    if chosen not in ids:
+        log.warning("the client chose option %r, which was not offered: denied", chosen)
+        return "deny"
+    if chosen == ALLOW:
+        return "allow"
+    if chosen == ALLOW_SESSION:
+        return "allow_session"
+    if chosen == ALWAYS:
+        return "always"
+    return "deny"

@@ -1,0 +1,45 @@
+"""LiteLLM is imported in the background: `initialize` is answered before it has loaded,
+and only the first `session/prompt` waits for it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+log = logging.getLogger("picobot.acp")
+
+
+class Warmup:
+    """Starts `load_litellm()` in a daemon thread; `wait()` awaits it (once loaded, free)."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, name="acp-litellm", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _load(self) -> None:
+        try:
+            from picobot_tui.core.llm.client import load_litellm
+
+            load_litellm()
+        except BaseException as e:  # the first model call reports it properly
+            self._error = e
+            log.warning("LiteLLM failed to load in the background: %s", e)
+        finally:
+            self._done.set()
+
+    def join(self, timeout: float) -> None:
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    @property
+    def ready(self) -> bool:
+        return self._done.is_set()
+
+    async def wait(self) -> None:
+        if not self._done.is_set():
+            await asyncio.to_thread(self._done.wait)
