@@ -62,10 +62,17 @@ def _version() -> str:
         return "0"
 
 
+class _Refused(Exception):
+    """An HTTP server answered the connection with an error status (its message is the
+    reason shown as is: the SDK only says "Server returned an error response")."""
+
+
 def _describe(exc: BaseException) -> str:
     """A one-line reason from whatever the SDK or a transport raised."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
+    if isinstance(exc, _Refused):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     text = " ".join(str(exc).split())
@@ -273,15 +280,32 @@ class McpServer:
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         http = await stack.enter_async_context(create_mcp_http_client(headers=config.headers))
+        refused: list[Any] = []  # the first response with an error status, for the reason
+
+        async def note(response: Any) -> None:
+            if response.status_code >= 400 and not refused:
+                refused.append(response)
+
+        http.event_hooks = {**http.event_hooks, "response": [note]}
         transport = streamable_http_client(config.url, http_client=http)
         try:
             return await stack.enter_async_context(
                 Client(_watched(transport, closed, self._wake), client_info=info)
             )
         except Exception as e:
+            status = refused[0].status_code if refused else None
+            if status in (401, 403):  # the credentials: SSE would be refused the same way
+                answer = f"HTTP {status} {getattr(refused[0], 'reason_phrase', '')}".strip()
+                raise _Refused(
+                    f"{answer} from {config.url}: the server refused the request (check the "
+                    "server's `headers`, e.g. Authorization)"
+                ) from e
             if config.type is not None:  # `"type": "http"`: no guessing
+                if status is not None:
+                    raise _Refused(f"HTTP {status} from {config.url}") from e
                 raise
             log.info("MCP server %s: Streamable HTTP failed (%s); trying SSE", self.name, e)
+        closed.clear()  # the failed attempt's streams ended: that is not the SSE connection's end
         return await self._enter_sse(stack, closed, info)
 
     async def _enter_sse(self, stack: AsyncExitStack, closed: asyncio.Event, info: Any) -> Any:
