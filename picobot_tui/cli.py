@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -35,6 +36,11 @@ sessions_app = typer.Typer(
     help="List, show, search, export and prune saved sessions.", no_args_is_help=True
 )
 app.add_typer(sessions_app, name="sessions")
+mcp_app = typer.Typer(
+    help="The configured MCP servers (tools.mcpServers): list them, call a tool.",
+    no_args_is_help=True,
+)
+app.add_typer(mcp_app, name="mcp")
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -372,6 +378,64 @@ def sessions_prune(
     typer.echo(f"Deleted {len(result.deleted)} of {noun}{kept}.")
     if result.failed:
         raise typer.Exit(EXIT_ERROR)
+
+
+_MCP_WORKSPACE = "The workspace: a stdio server's working directory unless its `cwd` is set."
+_MCP_LOGS = "Show runtime logs and the servers' stderr on stderr."
+
+
+def _run_mcp(run: Callable[[], int]) -> NoReturn:
+    from picobot_tui.run.options import RunError
+
+    try:
+        code = run()
+    except RunError as e:
+        _fail(e.message, e.code)
+    raise typer.Exit(code)
+
+
+@mcp_app.command("list")
+def mcp_list(
+    workspace: Annotated[Path | None, typer.Option(help=_MCP_WORKSPACE)] = None,
+    logs: Annotated[bool, typer.Option(help=_MCP_LOGS)] = False,
+) -> None:
+    """Connect to every server: its transport, state, tools, connect time (exit 1 if one failed)."""
+    from picobot_tui.headless.mcp_commands import run_list
+    from picobot_tui.run.options import RunOptions
+
+    _run_mcp(lambda: run_list(RunOptions(workspace=workspace, logs=logs)))
+
+
+@mcp_app.command("call")
+def mcp_call(
+    server: Annotated[str, typer.Argument(help="The server's name in tools.mcpServers.")],
+    tool: Annotated[str, typer.Argument(help="The tool's name (or its mcp_<server>_<tool>).")],
+    args: Annotated[
+        str, typer.Option("--args", help="The arguments, one JSON object: '{\"a\": 1}'.")
+    ] = "{}",
+    workspace: Annotated[Path | None, typer.Option(help=_MCP_WORKSPACE)] = None,
+    logs: Annotated[bool, typer.Option(help=_MCP_LOGS)] = False,
+) -> None:
+    """Call one tool without a model; print what the model would read (exit 1 for an error)."""
+    from picobot_tui.headless.mcp_commands import run_call
+    from picobot_tui.run.options import RunOptions
+
+    opts = RunOptions(workspace=workspace, logs=logs)
+    _run_mcp(lambda: run_call(opts, server, tool, args))
+
+
+@app.command()
+def acp(
+    logs: Annotated[bool, typer.Option(help="Also show runtime logs on stderr.")] = False,
+) -> None:
+    """Serve the Agent Client Protocol (v1) on stdio, for editors: Zed, JetBrains, Neovim."""
+    # First: fd 1 becomes stderr, so nothing imported after this can write into the protocol.
+    from picobot_tui.acp.stdout_guard import claim
+
+    protocol_fd = claim()
+    from picobot_tui.acp.server import run_acp
+
+    raise typer.Exit(run_acp(protocol_fd, logs=logs))
 
 
 @app.command()

@@ -73,16 +73,57 @@ class ConfigError(Exception):
     """A config problem the user must fix; the message says where and what."""
 
 
+def _user_named(loc: tuple[Any, ...], i: int) -> bool:
+    """Whether `loc[i]` is a name of the user's (an MCP server, a header, an env variable),
+    kept as written, not one of our field names."""
+    return i > 0 and loc[i - 1] in ("mcp_servers", *_VERBATIM)
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    """`tools.mcpServers.my_git.toolTimeout`: field names in camelCase, the user's as is."""
+    return ".".join(
+        str(p) if not isinstance(p, str) or _user_named(loc, i) else to_camel(p)
+        for i, p in enumerate(loc)
+    )
+
+
 def _line_of_key(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line number of the last key of `loc` in the raw file."""
-    for part in reversed(loc):
+    """Best-effort line number of the last key of `loc` in the raw file: each key is looked
+    for after the line of the one before it (`trust` under its own server, not another's)."""
+    lines = text.splitlines()
+    start, found = 0, None
+    for i, part in enumerate(loc):
         if not isinstance(part, str):
             continue
-        names = {part, to_camel(part)}
-        for n, line in enumerate(text.splitlines(), 1):
-            if any(f'"{name}"' in line for name in names):
-                return n
-    return None
+        names = {part} if _user_named(loc, i) else {part, to_camel(part)}
+        for n in range(start, len(lines)):
+            if any(f'"{name}"' in lines[n] for name in names):
+                start, found = n, n + 1
+                break
+    return found
+
+
+def _message(err: Any) -> str:
+    """pydantic's message, without the "Value error, " its validators' messages get."""
+    msg = str(err.get("msg", ""))
+    if err.get("type") == "value_error":
+        msg = msg.removeprefix("Value error, ")
+    if err.get("type") == "model_type":
+        msg = "Input should be an object {...}"
+    loc = tuple(err.get("loc", ()))
+    if err.get("type") == "extra_forbidden" and len(loc) > 2 and loc[-3] == "mcp_servers":
+        import difflib
+
+        from picobot_tui.core.mcp.config import McpServerConfig
+
+        key = str(loc[-1])
+        if to_snake(key) in McpServerConfig.model_fields:  # camelCase in a PICOBOT_ JSON
+            return f"write `{to_snake(key)}`: the JSON of a PICOBOT_ variable takes snake_case"
+        keys = [to_camel(f) for f in McpServerConfig.model_fields]
+        close = difflib.get_close_matches(to_camel(key), keys, 1)
+        guess = f"; did you mean `{close[0]}`?" if close else ""
+        msg = f"unknown key{guess} (an MCP server's keys: {', '.join(keys)})"
+    return msg
 
 
 def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
@@ -188,13 +229,13 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
         lines = []
         for err in e.errors():
             loc = tuple(err.get("loc", ()))
-            key = ".".join(to_camel(p) if isinstance(p, str) else str(p) for p in loc)
+            key = _key_path(loc)
             var = variable_for(loc)  # the environment wins over the file
             line = _line_of_key(text, loc) if text else None
             where = f"{path}, line {line}" if line else f"{path} (or PICOBOT_* env)"
             if var is not None:
                 where = f"environment variable {var}"
-            lines.append(f"{where}: `{key}`: {err.get('msg')}")
+            lines.append(f"{where}: `{key}`: {_message(err)}")
         raise ConfigError("Invalid configuration:\n  " + "\n  ".join(lines)) from None
     except SettingsError as e:
         # An env value pydantic-settings cannot even parse (a list or object field needs JSON).

@@ -55,3 +55,25 @@ def test_the_tui_paints_its_first_frame_without_settings_or_markdown() -> None:
         f"print(sorted(m for m in {FIRST_FRAME_HEAVY!r} if m in sys.modules))\n"
     )
     assert loaded_after(code) == "[]"
+
+
+MCP_MODULES = (
+    "mcp",
+    "mcp_types",
+    "picobot_tui.headless.mcp_commands",
+    "picobot_tui.core.mcp.server",
+)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["sessions", "list"], ["mcp", "--help"]])
+def test_help_and_sessions_list_load_no_mcp(argv: list[str], tmp_path) -> None:
+    """The MCP SDK (~0.9 s) and the `picobot mcp` commands load only when those run."""
+    code = (
+        "import os, sys\n"
+        f"os.environ['PICOBOT_HOME'] = {str(tmp_path)!r}\n"
+        "from picobot_tui import cli\n"
+        f"sys.argv = ['picobot', *{argv!r}]\n"
+        "try:\n    cli.app()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {MCP_MODULES!r} if m in sys.modules))\n"
+    )
+    assert loaded_after(code) == "[]"
