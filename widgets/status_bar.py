@@ -1,5 +1,6 @@
-"""The header line: model, session id, agent state (and a budget summary when narrow), and a
-warning when exec runs without its sandbox."""
+"""The header line: model, session id, agent state (and a budget summary when narrow), the
+MCP servers' cell (`mcp 2/3`, when any is configured), and a warning when exec runs without
+its sandbox."""
 
 from __future__ import annotations
 
@@ -16,10 +17,17 @@ STATE_STYLES = {
     "compacting": "$text-accent",
     "starting": "$text-muted",
 }
+MCP_STYLES = {
+    "connected": "$text-success",
+    "connecting": "$text-muted",
+    "failed": "bold $text-error",
+}
+"""The MCP cell's colour: a failed server shows (with a ✗) until it reconnects."""
 
 
 class StatusBar(Widget):
-    """Set `model`, `session`, `state`, `budget_summary` and `exec_note`; it redraws."""
+    """Set `model`, `session`, `state`, `budget_summary`, `mcp` (with `mcp_state`) and
+    `exec_note`; it redraws."""
 
     model: reactive[str] = reactive("")
     session: reactive[str] = reactive("")
@@ -29,6 +37,10 @@ class StatusBar(Widget):
     """Shown when the side panes are collapsed (narrow terminals)."""
     exec_note: reactive[str] = reactive("")
     """A warning about exec's sandbox ("exec unsandboxed"); empty when it is sandboxed."""
+    mcp: reactive[str] = reactive("")
+    """`mcp 2/3`: connected of configured MCP servers ("" with none configured: no cell)."""
+    mcp_state: reactive[str] = reactive("connecting")
+    """"connecting", "connected" (all settled, none failed) or "failed" (any failed)."""
 
     def render(self) -> Content:
         dot = "●" if self.state == "idle" else "◆"
@@ -48,6 +60,10 @@ class StatusBar(Widget):
         ]
         if compact and self.budget_summary:
             parts += ["  ", (self.budget_summary, "$text-muted")]
+        if self.mcp:
+            failed = self.mcp_state == "failed"
+            cell = f"{self.mcp} ✗" if failed else self.mcp
+            parts += ["  ", (cell, MCP_STYLES.get(self.mcp_state, ""))]
         if self.exec_note:
             parts += ["  ", (f"⚠ {self.exec_note}", "bold $text-warning")]
         return Content.assemble(*parts)

@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui import keys, side_panes
+from picobot_tui.tui import keys, mcp_wiring, side_panes
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -178,7 +178,7 @@ class PicobotApp(App[int]):
             lifecycle=self.lifecycle,
             ring=self.ring,
         )
-        self.theme_changed_signal.subscribe(self, lambda _theme: self._rich_theme())
+        self.theme_changed_signal.subscribe(self, lambda _theme: side_panes.rich_theme(self))
         if not self.is_headless:
             self.exit_signals.install()
         if self.settings is not None:
@@ -198,7 +198,7 @@ class PicobotApp(App[int]):
         """Theme and side panes from the `ui` settings (or a peek at them)."""
         if ui.get("theme") in self.available_themes:
             self.theme = ui["theme"]
-        self._rich_theme()
+        side_panes.rich_theme(self)
         side_panes.apply_ui(self.main_screen, ui)
         if "keys" in ui:  # `ui.keys`; a bad entry is a warning in the conversation
             self.key_map = keys.apply_keymap(self, ui["keys"], self.router.apply)
@@ -215,6 +215,7 @@ class PicobotApp(App[int]):
             return
         self.ready = True
         self.refresh_bindings()
+        mcp_wiring.start(self.runtime, partial(self.call_later, self.router.apply))
         self.warm_model()  # installs the idle collector once LiteLLM is imported
         self.run_worker(
             partial(load_into, self.prompt_history, self.prompt, self.runtime, self.settings),
@@ -283,9 +284,10 @@ class PicobotApp(App[int]):
             now=time.monotonic(), last_input=self.typing.last_key_time, busy=self.lifecycle.running
         )
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
         self._unmounted = True
         self.idle_gc.uninstall()
+        await mcp_wiring.close(self.runtime, self.exit_signals)  # every way out ends here
         self.exit_signals.uninstall()
 
     def _on_signal(self, code: int) -> None:
@@ -298,14 +300,6 @@ class PicobotApp(App[int]):
             self.action_interrupt()
             await self.wait_idle()
         self.exit(code, return_code=code)
-
-    def _rich_theme(self) -> None:
-        """Inline code in frozen (rich) markdown follows the Textual theme."""
-        from rich.theme import Theme
-
-        theme = self.current_theme
-        colour = (theme.accent if theme.dark else theme.primary) or "cyan"
-        self.console.push_theme(Theme({"markdown.code": f"bold {colour}"}))
 
     def sessions_close(self) -> None:
         """Release the open session's lock (after the app has exited)."""
@@ -588,3 +582,7 @@ class PicobotApp(App[int]):
 
         if not self._starting() and self.settings is not None:
             permissions.show(self, self.settings)
+
+    def action_mcp(self) -> None:
+        if not self._starting():
+            mcp_wiring.show(self, self.runtime)

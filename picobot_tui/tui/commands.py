@@ -17,6 +17,7 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("copy", "", "copy the last response (`/copy code`: its last code block)"),
     SlashCommand("clear", "", "clear the screen (the session is kept)"),
     SlashCommand("permissions", "", "list and remove the saved always-allow rules"),
+    SlashCommand("mcp", "", "MCP servers: state, tools, errors, connect time"),
     SlashCommand("help", "", "show commands and keys"),
     SlashCommand("quit", "", "quit picobot"),
 ]
@@ -68,6 +69,7 @@ PALETTE_COMMANDS: list[PaletteCommand] = [
     PaletteCommand("Copy last code block", "Copy the last response's last code block", "copy_code"),
     PaletteCommand("Interrupt", "Stop the running turn (Esc)", "interrupt"),
     PaletteCommand("Permissions", "List and remove the saved always-allow rules", "permissions"),
+    PaletteCommand("MCP servers", "Each server's state, tools, errors and connect time", "mcp"),
     PaletteCommand("Help", "Show commands and keys", "help"),
 ]
 
@@ -78,6 +80,7 @@ _SLASH_ACTIONS = {
     "export": "export",
     "clear": "clear",
     "permissions": "permissions",
+    "mcp": "mcp",
     "help": "help",
     "quit": "quit",
     "exit": "quit",

@@ -22,15 +22,26 @@ class ExitSignals:
     def __init__(self, on_signal: Callable[[int], None]) -> None:
         self.on_signal = on_signal
         self.installed: list[signal.Signals] = []
+        self.holding = False
+        """Closing: signals are caught but ignored (see `hold`)."""
 
     def install(self) -> None:
         loop = asyncio.get_running_loop()
         for sig, code in EXIT_CODES:
             try:
-                loop.add_signal_handler(sig, self.on_signal, code)
+                loop.add_signal_handler(sig, self._fire, code)
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
                 continue
             self.installed.append(sig)
+
+    def _fire(self, code: int) -> None:
+        if not self.holding:
+            self.on_signal(code)
+
+    def hold(self) -> None:
+        """The app is closing (its MCP servers are being ended): ignore further signals
+        until `uninstall`, so a second SIGTERM cannot end the process before them."""
+        self.holding = True
 
     def uninstall(self) -> None:
         if self.installed:

@@ -37,6 +37,7 @@ from picobot_tui.tui.view_events import (
     ConversationCleared,
     ExecNoteShown,
     HistoryLoaded,
+    McpShown,
     ModelShown,
     NoticeShown,
     PanesCleared,
@@ -119,9 +120,14 @@ class EventRouter:
             case ToolCallArgsDelta():
                 self.state = "thinking"
             case ToolCallStarted():
-                await conv.add_tool_call(event.id, event.name, event.arguments)
+                name = event.name
+                if event.server is not None:  # `time › get_current_time`
+                    from picobot_tui.tui.mcp_wiring import tool_label
+
+                    name = tool_label(event.name, event.server)
+                await conv.add_tool_call(event.id, name, event.arguments)
                 self.timeline.add_call(
-                    event.id, event.name, event.arguments, event.iteration, event.max_iterations
+                    event.id, name, event.arguments, event.iteration, event.max_iterations
                 )
                 self.state = "running tool"
             case ApprovalRequested():
@@ -229,6 +235,8 @@ class EventRouter:
                 self.status.exec_note = event.note
             case ConversationCleared():
                 await self.conversation.clear()
+            case McpShown():
+                self.status.mcp, self.status.mcp_state = event.summary, event.state
 
     def _summary(self) -> None:
         self.status.budget_summary = self.gauge.summary()

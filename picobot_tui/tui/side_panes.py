@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import App
 from textual.screen import Screen
 
 
@@ -29,3 +30,13 @@ def toggle(screen: Screen, cls: str) -> None:
 def budget_in_status(screen: Screen, width: int) -> bool:
     """The status bar shows the budget when the gauge cannot be seen."""
     return width < 100 or screen.has_class("-hide-gauge")
+
+
+def rich_theme(app: App[Any]) -> None:
+    """Inline code in frozen (rich) markdown follows the Textual theme (as the panes, it
+    follows the `ui` settings)."""
+    from rich.theme import Theme
+
+    theme = app.current_theme
+    colour = (theme.accent if theme.dark else theme.primary) or "cyan"
+    app.console.push_theme(Theme({"markdown.code": f"bold {colour}"}))

@@ -80,6 +80,15 @@ class ConversationCleared:
     """`/clear`: empty the conversation pane only (the session keeps its history)."""
 
 
+@dataclass(frozen=True)
+class McpShown:
+    """The status bar's MCP cell: `mcp 2/3` ("" with no server configured), and `state`:
+    "failed" when any server failed, else "connecting" while any connects, else "connected"."""
+
+    summary: str
+    state: str
+
+
 ViewEvent = (
     AppStarting
     | AppStarted
@@ -91,6 +100,7 @@ ViewEvent = (
     | ModelShown
     | ExecNoteShown
     | ConversationCleared
+    | McpShown
 )
 VIEW_EVENTS = (
     AppStarting,
@@ -103,5 +113,6 @@ VIEW_EVENTS = (
     ModelShown,
     ExecNoteShown,
     ConversationCleared,
+    McpShown,
 )
 """The classes of `ViewEvent`, for isinstance checks."""
