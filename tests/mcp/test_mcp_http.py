@@ -92,7 +92,7 @@ def test_streamable_http_with_headers_and_sse_fallback(
                 result = await registry.call(name, {"text": f"via {name}"})
                 assert (result.ok, result.content) == (True, f"via {name}")
             image = await registry.call("mcp_h_image", {})
-            assert image.content == "[image: image/png, 72 bytes, not shown]"
+            assert image.content == "[image: image/png, 70 bytes, not shown]"
             structured = await registry.call("mcp_s_structured", {"city": "Oslo"})
             assert '"celsius": 21.5' in structured.content
             failed = await registry.call("mcp_h_fail", {"reason": "over http"})

@@ -16,7 +16,7 @@ from picobot_tui.core.tools.base import ToolResult
 def _size(data: str | None) -> str:
     if not data:
         return "empty"
-    n = len(data) * 3 // 4  # base64
+    n = len(data.rstrip("=")) * 3 // 4  # base64, its padding not counted
     return f"{n:,} bytes" if n < 10_000 else f"{n / 1024:,.0f} KB"
 
 

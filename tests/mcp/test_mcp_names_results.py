@@ -1,0 +1,194 @@
+"""Unit tests of core/mcp/names.py (the model-facing tool names) and core/mcp/results.py
+(a CallToolResult as text), and of a real server's results going through the registry's
+sanitise -> scrub -> cap path."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.mcp.manager import McpManager
+from picobot_tui.core.mcp.names import MAX_NAME, sanitize, server_prefix, tool_name
+from picobot_tui.core.mcp.results import to_tool_result
+from picobot_tui.core.secrets import MASK, Scrubber
+from picobot_tui.core.settings import ToolsConfig
+from picobot_tui.core.tools.base import ToolContext
+from picobot_tui.core.tools.registry import ToolRegistry
+from tests.mcp.conftest import TEST_SERVER
+
+VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+# -- names ------------------------------------------------------------------------------------
+def test_plain_names_are_kept() -> None:
+    assert tool_name("github", "create_issue") == "mcp_github_create_issue"
+    assert tool_name("my-srv", "get-time") == "mcp_my-srv_get-time"
+    assert server_prefix("my srv") == "mcp_my_srv_"
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("a.b/c", "a_b_c"),
+        ("with spaces  here", "with_spaces_here"),
+        ("天气", "_"),  # nothing allowed is left
+        ("__edge__", "edge"),
+        ("x\x1b[31my", "x_31my"),
+        ("", "_"),
+    ],
+)
+def test_sanitize_keeps_only_the_allowed_characters(raw: str, clean: str) -> None:
+    assert sanitize(raw) == clean
+
+
+def test_long_names_are_cut_to_64_with_a_stable_hash() -> None:
+    server, tool = "a-server-with-a-rather-long-name", "and_a_tool_whose_name_goes_on_" * 3
+    name = tool_name(server, tool)
+    assert len(name) == MAX_NAME and VALID.match(name)
+    assert name == tool_name(server, tool)  # the same pair always gets the same name
+    assert name != tool_name(server, tool + "x")
+
+
+def test_names_that_sanitise_alike_stay_unique() -> None:
+    taken: set[str] = set()
+    first = tool_name("s", "get.time", taken)
+    taken.add(first)
+    second = tool_name("s", "get time", taken)
+    assert first == "mcp_s_get_time" and second != first
+    assert second.startswith("mcp_s_get_time_") and VALID.match(second)
+    assert tool_name("s", "get time", taken) == second  # stable too
+    # A built-in's name is taken as well: an MCP tool never replaces it.
+    assert tool_name("s", "x", {"mcp_s_x"}) != "mcp_s_x"
+
+
+def test_many_random_names_are_all_valid_and_unique() -> None:
+    rng = random.Random(12)
+    alphabet = "abcXYZ019_-. /:é天\x00\t"
+    taken: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    while len(pairs) < 500:
+        server = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        tool = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 90)))
+        pairs.add((server, tool))
+    for server, tool in sorted(pairs):
+        name = tool_name(server, tool, taken)
+        assert VALID.match(name), (server, tool, name)
+        assert name not in taken
+        taken.add(name)
+
+
+# -- results ----------------------------------------------------------------------------------
+def _text(text: str) -> TextContent:
+    return TextContent(type="text", text=text)
+
+
+def test_text_blocks_are_joined() -> None:
+    result = to_tool_result(CallToolResult(content=[_text("one"), _text("two")]))
+    assert (result.ok, result.status, result.content) == (True, "ok", "one\ntwo")
+
+
+def test_media_become_placeholders() -> None:
+    png = base64.b64encode(b"\x89PNG" + b"\0" * 96).decode()
+    content: list[ContentBlock] = [
+        _text("look:"),
+        ImageContent(type="image", data=png, mime_type="image/png"),
+        AudioContent(type="audio", data="", mime_type="audio/wav"),
+        ResourceLink(type="resource_link", name="spec", uri="file:///spec.md"),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(uri="file:///a.txt", text="inside"),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(uri="file:///b.bin", blob=png, mime_type="x/bin"),
+        ),
+    ]
+    text = to_tool_result(CallToolResult(content=content)).content
+    assert text.split("\n") == [
+        "look:",
+        "[image: image/png, 100 bytes, not shown]",
+        "[audio: audio/wav, empty, not shown]",
+        "[resource link: spec file:///spec.md]",
+        "[resource file:///a.txt]",
+        "inside",
+        "[resource file:///b.bin: x/bin, 100 bytes, not shown]",
+    ]
+    assert png not in text  # no base64 reaches the model
+
+
+def test_structured_content_is_included_once() -> None:
+    data = {"city": "Oslo", "celsius": 21.5}
+    # Only structured: the JSON is the result.
+    only = to_tool_result(CallToolResult(content=[], structured_content=data)).content
+    assert only == 'structured content: {"city": "Oslo", "celsius": 21.5}'
+    # The same JSON as text too (what SDK servers send): once.
+    echoed = CallToolResult(content=[_text('{\n "celsius": 21.5, "city": "Oslo"}')])
+    echoed.structured_content = data
+    assert to_tool_result(echoed).content == '{\n "celsius": 21.5, "city": "Oslo"}'
+    # Different text: both.
+    both = CallToolResult(content=[_text("It is mild.")], structured_content=data)
+    assert to_tool_result(both).content == (
+        'It is mild.\nstructured content: {"city": "Oslo", "celsius": 21.5}'
+    )
+    # The SDK's wrapper of a non-object return value, {"result": value}: the text says it.
+    wrapped = CallToolResult(content=[_text("hi")], structured_content={"result": "hi"})
+    assert to_tool_result(wrapped).content == "hi"
+    numbers = CallToolResult(content=[_text("[1, 2]")], structured_content={"result": [1, 2]})
+    assert to_tool_result(numbers).content == "[1, 2]"
+
+
+def test_is_error_is_an_error_result() -> None:
+    result = to_tool_result(CallToolResult(content=[_text("bad city")], is_error=True))
+    assert (result.ok, result.status, result.content) == (False, "error", "Error: bad city")
+    empty = to_tool_result(CallToolResult(content=[], is_error=True))
+    assert (empty.ok, empty.content) == (False, "Error: (no content)")
+    assert to_tool_result(CallToolResult(content=[])).content == "(no content)"
+
+
+# -- a real server's results through the registry -----------------------------------------
+def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
+    """A tool returning ANSI escapes and 100k characters, and one echoing a secret from
+    the server's env: what the model gets is clean, masked and at most toolResultMaxChars."""
+    secret = "mcp-env-secret-4f9a2c7e1b"
+    limit = 1000
+    ctx = ToolContext(workspace=tmp_path, config=ToolsConfig(tool_result_max_chars=limit))
+    registry = ToolRegistry([], ctx, Scrubber([secret], include_env=False))
+    config = McpServerConfig(command=sys.executable, args=[str(TEST_SERVER)], env={"K": secret})
+    manager = McpManager({"t": config}, workspace=tmp_path, registry=registry, connect_timeout=30)
+
+    async def scenario() -> None:
+        manager.start()
+        try:
+            assert await manager.wait_ready(60) == []
+            noisy = await registry.call("mcp_t_noisy", {"size": 100_000})
+            echoed = await registry.call("mcp_t_echo", {"text": f"key={secret}"})
+        finally:
+            await manager.close()
+        assert noisy.ok
+        body, _, tail = noisy.content.partition("\n… [truncated: ")
+        # The escapes are gone (colour, the title-setting OSC with its payload, clear
+        # screen) before the cut, so the cut counts what the model could read.
+        assert body.startswith("red   xxx") and len(body) == limit
+        assert tail == "99006 more chars of 100006]"
+        assert "\x1b" not in noisy.content and "\x07" not in noisy.content
+        assert echoed.content == f"key={MASK}"
+
+    asyncio.run(scenario())
