@@ -201,6 +201,29 @@ async def test_a_turn_calls_an_mcp_tool_through_the_approval_modal_and_always_sa
     assert result["tool_call_id"] == "m1" and result["status"] == "ok"
 
 
+async def test_a_turn_goes_on_without_a_server_still_connecting_and_says_so(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The first turn waits at most tools.mcpConnectTimeout for a server that cannot connect
+    yet (gated), then answers without it; the notice names it, and it joins later."""
+    gate = tmp_path / "gate"
+    settings.tools.mcp_servers = {"later": gated_time_server(gate)}
+    settings.tools.mcp_connect_timeout = 0.2
+    app = make_app(settings, [text("Answered without it.")])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: app.ready, "app ready")
+        assert app.status.mcp == "mcp 0/1" and app.status.mcp_state == "connecting"
+        await type_and_send(pilot, "hello")
+        await wait_idle(pilot)
+        notices = [str(b.text) for b in app.conversation.blocks() if hasattr(b, "kind")]
+        assert any("going on without `later`" in n for n in notices), notices
+        assert "Answered without it." in app.conversation.last_response()
+        gate.touch()
+        await wait_for(pilot, lambda: app.status.mcp == "mcp 1/1", "later joined", tries=4000)
+        assert app.status.mcp_state == "connected"
+        assert "mcp_later_get_current_time" in app.runtime.tools.names()
+
+
 async def test_escape_during_a_slow_mcp_call_cancels_it_and_the_server_hears_it(
     settings: Settings, tmp_path: Path
 ) -> None:
