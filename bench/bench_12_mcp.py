@@ -117,7 +117,8 @@ def cold_start(reps: int) -> Result:
             left[label].append(wait_servers_gone(tmp / label / "workspace"))
             return recs["first_frame"]["t"]
 
-        a, b = alternate(lambda: start("mcp"), lambda: start("none"), reps, budget=90)
+        # A tight target (5 %): more pairs than #1, a longer budget.
+        a, b = alternate(lambda: start("mcp"), lambda: start("none"), reps, budget=120)
     r = ratios(a, b)
     ratio = median(r)
     return report(
@@ -385,10 +386,12 @@ async def _call_overhead(config: Path, reps: int, started: float) -> Result:
     )
 
 
-def run(reps: int = 9, parts: str = "abc") -> list[Result]:
-    figures = {"a": cold_start, "b": tools_ready, "c": call_overhead}
-    return [figures[p](reps) for p in parts]
+def run(reps: int | None = None, parts: str = "abc") -> list[Result]:
+    figures = {"a": (cold_start, 11), "b": (tools_ready, 9), "c": (call_overhead, 9)}
+    return [figures[p][0](reps or figures[p][1]) for p in parts]
 
 
-if __name__ == "__main__":
-    run(int(sys.argv[1]) if len(sys.argv) > 1 else 9, sys.argv[2] if len(sys.argv) > 2 else "abc")
+if __name__ == "__main__":  # python -m bench.bench_12_mcp [REPS] [PARTS, e.g. ac]
+    run(
+        int(sys.argv[1]) if len(sys.argv) > 1 else None, sys.argv[2] if len(sys.argv) > 2 else "abc"
+    )
