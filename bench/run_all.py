@@ -41,6 +41,7 @@ MODULES = {
     "10": "bench.bench_10_loop_overhead",
     "11": "bench.bench_11_compaction",
     "12": "bench.bench_12_mcp",  # 12a, 12b, 12c (issue 12)
+    "13": "bench.bench_13_acp",  # 13a, 13b, 13c (issue 13)
 }
 
 
