@@ -489,6 +489,7 @@ class AgentLoop:
                     tools=self.tools,
                     confirm=self.confirm,
                     record=functools.partial(self._record, session, state),
+                    session_key=session.key,
                 )
                 async for event in tool_events:
                     if isinstance(event, ToolCallStarted):

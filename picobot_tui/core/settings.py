@@ -149,12 +149,32 @@ class ToolsConfig(Section):
     _names = field_validator("mcp_servers")(check_server_names)
 
 
+class CheckpointsConfig(Section):
+    """The `checkpoints` group: what picobot keeps so every change of the agent can be
+    undone (`picobot sessions rewind`, `/rewind`)."""
+
+    enabled: bool = True
+    """Record the prior state of every file write_file, edit_file and todo change, and
+    snapshot the workspace around exec (a shadow git repository, never your `.git`)."""
+    max_files: int = Field(default=20000, ge=1)
+    """Workspaces with more files than this (outside `.gitignore`) are not snapshotted around
+    exec: those calls are marked "not checkpointed" (you are told once)."""
+    max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=0)
+    """Files larger than this are not kept: such a change is "not undoable" (the approval
+    preview says so)."""
+    max_bytes: int = Field(default=500 * 1024 * 1024, ge=0)
+    """Storage cap of `~/.picobot/data/checkpoints`; the oldest sessions' checkpoints go
+    first."""
+
+
 class CoreSettings(Section):
-    """The groups the core reads: `agents`, `providers`, `tools`, and the derived paths."""
+    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, and the
+    derived paths."""
 
     agents: AgentsConfig = AgentsConfig()
     providers: ProvidersConfig = ProvidersConfig()
     tools: ToolsConfig = ToolsConfig()
+    checkpoints: CheckpointsConfig = CheckpointsConfig()
 
     # -- derived paths -------------------------------------------------------------------
     @property

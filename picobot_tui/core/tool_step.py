@@ -10,7 +10,13 @@ from dataclasses import replace
 from typing import Any
 
 from picobot_tui.core.approval import ConfirmFn, Denied, approval_needed, ask, denied_text
-from picobot_tui.core.events import ApprovalRequested, Event, ToolCallFinished, ToolCallStarted
+from picobot_tui.core.events import (
+    ApprovalRequested,
+    Event,
+    Notice,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from picobot_tui.core.secret_guard import REFUSED
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.tools.base import ToolError, ToolResult
@@ -32,9 +38,11 @@ async def run_tool(
     tools: ToolRegistry | None,
     confirm: ConfirmFn | None,
     record: Callable[[dict[str, Any]], None],
+    session_key: str | None = None,
 ) -> AsyncIterator[Event]:
     """Run one call the model asked for; yields ToolCallStarted, an ApprovalRequested when
-    the user is asked, then ToolCallFinished. `record` appends the result to the session."""
+    the user is asked, then ToolCallFinished. `record` appends the result to the session.
+    With `session_key`, what the call changes is checkpointed (core/checkpoints/hook.py)."""
     fn = call["function"]
     call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
     t0 = time.monotonic()
@@ -65,6 +73,8 @@ async def run_tool(
                 # The change applies to the editor's buffer: the preview diffs that text.
                 p = await tools.approval_preview_async(name, args)
                 verdict = replace(verdict, preview=p.text, full=p.full, hidden=p.hidden)
+            if isinstance(verdict, ApprovalRequested) and settings.checkpoints.enabled:
+                verdict = _say_not_undoable(verdict, settings, tools, name, args)
             if isinstance(verdict, ApprovalRequested):
                 yield verdict
                 decision = await ask(confirm, verdict, state)
@@ -84,7 +94,22 @@ async def run_tool(
             )
         else:
             t0 = time.monotonic()  # the duration is the tool's, not the user's thinking
-            result = await tools.execute(name, args)
+            if settings.checkpoints.enabled and session_key is not None:
+                from picobot_tui.core.checkpoints.hook import run_checkpointed
+
+                result, note = await run_checkpointed(
+                    tools,
+                    name,
+                    args,
+                    settings=settings,
+                    session=session_key,
+                    turn=state.turns,
+                    call_id=call_id,
+                )
+                if note:
+                    yield Notice("checkpoints", note)
+            else:
+                result = await tools.execute(name, args)
     duration = round((time.monotonic() - t0) * 1000, 1)
     log.info("tool %s (%s) %s in %.0f ms", name, call_id, result.status, duration)
     turn.tool_traces.append(ToolTrace(call_id, name, duration, result.ok, result.status))
@@ -100,3 +125,19 @@ async def run_tool(
     )
     turn.open_calls.pop(call_id, None)
     yield ToolCallFinished(call_id, name, result.ok, duration, result.content, result.status)
+
+
+def _say_not_undoable(
+    verdict: ApprovalRequested,
+    settings: CoreSettings,
+    tools: ToolRegistry,
+    name: str,
+    args: dict[str, Any],
+) -> ApprovalRequested:
+    """The preview says first when the change could not be undone (checkpoints)."""
+    from picobot_tui.core.checkpoints.hook import not_undoable
+
+    line = not_undoable(settings, tools, name, args)
+    if line is None:
+        return verdict
+    return replace(verdict, preview=f"{line}\n{verdict.preview}", full=f"{line}\n{verdict.whole}")

@@ -34,6 +34,8 @@ class SessionInfo:
     message_count: int
     model: str | None
     source: str | None = None  # the front end that started it (SOURCES); None: older picobot
+    parent: str | None = None  # a branch: the session it was made from (branch.py)
+    forked_at: int | None = None  # a branch: the parent's turn it starts again from
 
 
 # The front end that started a session, in its header's "source": the TUI, `agent -m`,
@@ -205,7 +207,7 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
     return out
 
 
-_META_STR = ("key", "created", "model", "title", "source")
+_META_STR = ("key", "created", "model", "title", "source", "parent")
 # Only a JSON escape can bring a lone surrogate into a line that decoded as UTF-8.
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -302,6 +304,7 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
                 if k not in ("_type", "ts")
                 and (k not in _META_STR or v is None or isinstance(v, str))
                 and (k != "created" or is_timestamp(v))
+                and (k != "forked_at" or (type(v) is int and v >= 1))
             }
         )
         return

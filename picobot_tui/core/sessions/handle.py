@@ -87,14 +87,22 @@ class Session:
             message_count=len(parsed.messages),
             model=meta.get("model"),
             source=meta.get("source"),
+            parent=meta.get("parent"),
+            forked_at=meta.get("forked_at"),
         )
 
     # ------------------------------------------------------------ writing
 
-    def start(self, model: str | None, source: str | None = None) -> None:
+    def start(
+        self,
+        model: str | None,
+        source: str | None = None,
+        lineage: tuple[str, int] | None = None,
+    ) -> None:
         """Called once by the store after opening: a file without a header gets one (a
         descriptor-less new session keeps it for its first write), recording `source`, the
-        front end that started it; a header naming another model records the new one."""
+        front end that started it, and for a branch `lineage` (parent key, forked_at); a
+        header naming another model records the new one."""
         if not self._meta_seen:
             header = {
                 "_type": "meta",
@@ -107,6 +115,9 @@ class Session:
             if source is not None:
                 header["source"] = source
                 self.info.source = source
+            if lineage is not None:
+                header["parent"], header["forked_at"] = lineage
+                self.info.parent, self.info.forked_at = lineage
             if self._fd is None:
                 self._deferred = self._encode(header)
             else:
@@ -190,6 +201,8 @@ class Session:
             "created": self.info.created,
             "model": self.info.model,
             "source": self.info.source,
+            "parent": self.info.parent,
+            "forked_at": self.info.forked_at,
             "title": self._title,
             "auto_title": self._auto_title,
             "updated": self.info.updated,

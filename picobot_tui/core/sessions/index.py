@@ -67,6 +67,8 @@ _FIELDS: dict[str, Callable[[Any], bool]] = {
     "auto_title": _text_or_none,
     "model": _text_or_none,
     "source": _text_or_none,
+    "parent": _text_or_none,
+    "forked_at": lambda v: v is None or _int_in(v, MAX_COUNT),
     "message_count": lambda v: _int_in(v, MAX_COUNT),
     "size": lambda v: _int_in(v, MAX_SIZE),
 }

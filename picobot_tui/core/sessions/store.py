@@ -48,6 +48,8 @@ def _to_info(key: str, e: dict[str, Any]) -> SessionInfo:
         message_count=int(e.get("message_count") or 0),
         model=e.get("model"),
         source=e.get("source"),
+        parent=e.get("parent"),
+        forked_at=e.get("forked_at"),
     )
 
 
@@ -122,10 +124,12 @@ class SessionStore:
         create: bool = True,
         lazy: bool = False,
         source: str | None = None,
+        lineage: tuple[str, int] | None = None,
     ) -> Session:
         """Open for appending, taking the session's exclusive lock (never waits). With
         `lazy`, a new session's file is only created by its first message. `source` (one of
-        SOURCES) is recorded in a new session's header: the front end that started it."""
+        SOURCES) is recorded in a new session's header: the front end that started it;
+        `lineage` (parent key, forked_at) makes it a branch (branch.py)."""
         key = self.normalize_key(key)
         path = self._path(key)
         if str(path) in OPEN_SESSIONS:
@@ -158,7 +162,7 @@ class SessionStore:
                 now=self._now,
                 index=self._index,
             )
-            session.start(model, source)
+            session.start(model, source, lineage)
             if fd is None:
                 OPEN_SESSIONS[str(path)] = session
                 return session  # no file yet, so nothing to index either
@@ -290,6 +294,9 @@ class SessionStore:
         finally:
             os.close(lock_fd)
         self._index.append({"key": key, "deleted": True})
+        from picobot_tui.core.checkpoints.store import delete_with_session
+
+        delete_with_session(self.dir, key)  # its checkpoints go with it
 
     def in_use(self, key: str) -> bool:
         """Whether a picobot (this process or another) holds the session open: `delete`
@@ -423,6 +430,8 @@ class SessionStore:
             "created": created,
             "model": parsed.meta.get("model"),
             "source": parsed.meta.get("source"),
+            "parent": parsed.meta.get("parent"),
+            "forked_at": parsed.meta.get("forked_at"),
             "title": parsed.meta.get("title"),
             "auto_title": parsed.auto_title,
             "updated": parsed.last_ts or created,

@@ -1,0 +1,213 @@
+"""The recorder: what the tool step calls around a file change or an exec.
+
+One `Recorder` per picobot home (`recorder_for(settings)`), shared by every session of the
+process. Its methods block (call them in a thread):
+
+- `capture(paths)` before a file tool runs: each file's prior state, its bytes kept;
+- `commit(key, turn, call, tool, workspace, before, after)`: appends a record per file whose
+  state changed (none when the call changed nothing);
+- `snapshot(workspace)` before and after an exec (shadow_git.py); `exec_changes(...)`
+  records the files the command changed, the prior and new bytes copied out of the shadow
+  repository into the blob store, so restore and diff read one store;
+- `not_checkpointed(key, turn, call, tool, reason)` records a call that could not be
+  snapshotted, and `tell(reason)` says whether the user still has to be told (once per
+  reason per process, never silently).
+
+Storage stays under `checkpoints.maxBytes`: limits.py prunes the oldest sessions when the
+blobs written since the last check could have crossed it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from picobot_tui.core.checkpoints.records import (
+    ABSENT,
+    Change,
+    FileState,
+    parse_records,
+    read_state,
+    state_of_bytes,
+)
+from picobot_tui.core.checkpoints.shadow_git import NotCheckpointed, ShadowGit
+from picobot_tui.core.checkpoints.store import CheckpointStore, checkpoints_root
+
+if TYPE_CHECKING:
+    from picobot_tui.core.settings import CheckpointsConfig, CoreSettings
+
+log = logging.getLogger("picobot.checkpoints")
+
+_LINK = 0o120000
+_EXEC = 0o100755
+_GITLINK = 0o160000
+
+
+class Recorder:
+    def __init__(self, root: Path, config: CheckpointsConfig) -> None:
+        self.store = CheckpointStore(root)
+        self.config = config
+        self._seq: dict[str, int] = {}
+        self._told: set[str] = set()
+        self._shadows: dict[Path, ShadowGit] = {}
+        self._written = 0
+        self._checked = False
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ file tools
+
+    def capture(self, paths: list[Path]) -> dict[Path, FileState]:
+        """Each file's state now, its bytes kept (within checkpoints.maxFileBytes)."""
+        out = {p: read_state(p, self.config.max_file_bytes, self.store) for p in paths}
+        self._wrote(sum(s.size for s in out.values()))
+        return out
+
+    def commit(
+        self,
+        key: str,
+        turn: int,
+        call: str,
+        tool: str,
+        workspace: Path,
+        before: dict[Path, FileState],
+        after: dict[Path, FileState],
+        ok: bool = True,
+    ) -> list[Change]:
+        """Record every file whose state changed between `before` and `after` (`ok`: the
+        tool succeeded, so a file too big to compare did change)."""
+        changes = []
+        for path, old in before.items():
+            new = after.get(path, ABSENT)
+            if old.same_content(new):
+                continue
+            if old.kind == new.kind == "unknown" and (old.sha == new.sha or not ok):
+                continue  # not read (too big): changed only when the tool says it wrote
+            changes.append(self._record(key, turn, call, tool, workspace, path, old, new))
+        return changes
+
+    def _record(
+        self,
+        key: str,
+        turn: int,
+        call: str,
+        tool: str,
+        workspace: Path,
+        path: Path,
+        before: FileState,
+        after: FileState,
+    ) -> Change:
+        with self._lock:
+            seq = self._next_seq(key)
+            change = Change(seq, turn, call, tool, workspace, path, before, after)
+            self.store.append(key, change.to_json())
+        return change
+
+    def _next_seq(self, key: str) -> int:
+        seq = self._seq.get(key)
+        if seq is None:
+            changes, _, _ = parse_records(self.store.records(key))
+            seq = max((c.seq for c in changes), default=0)
+        self._seq[key] = seq + 1
+        return seq + 1
+
+    # ------------------------------------------------------------ exec
+
+    def shadow(self, workspace: Path) -> ShadowGit:
+        shadow = self._shadows.get(workspace)
+        if shadow is None:
+            shadow = ShadowGit(self.store.git, workspace, self.config.max_files)
+            self._shadows[workspace] = shadow
+        return shadow
+
+    def snapshot(self, workspace: Path) -> str:
+        """The workspace's tree id now; NotCheckpointed says why there is none."""
+        self.store._dir(self.store.root)
+        return self.shadow(workspace).snapshot()
+
+    def exec_changes(
+        self, key: str, turn: int, call: str, tool: str, workspace: Path, old: str, new: str
+    ) -> list[Change]:
+        """Record each file that differs between the trees `old` and `new`."""
+        shadow = self.shadow(workspace)
+        diffs = [d for d in shadow.changes(old, new) if _GITLINK not in (d.old_mode, d.new_mode)]
+        if not diffs:
+            return []
+        limit = self.config.max_file_bytes
+        contents = shadow.blobs([i for d in diffs for i in (d.old_id, d.new_id)])
+        changes = []
+        for d in diffs:
+            path = workspace / d.path
+            before = self._git_state(d.old_mode, d.old_id, contents, limit)
+            after = self._git_state(d.new_mode, d.new_id, contents, limit)
+            if after.kind == "file" and after.mode is not None:
+                # git keeps only the exec bit; the file as it is now has its exact mode.
+                now = read_state(path, limit)
+                if now.kind == "file" and now.sha == after.sha:
+                    after = now
+                    if (
+                        before.kind == "file"
+                        and (before.mode or 0) & 0o111 == (now.mode or 0) & 0o111
+                    ):
+                        before = FileState("file", before.sha, now.mode, before.size)
+            changes.append(self._record(key, turn, call, tool, workspace, path, before, after))
+        return changes
+
+    def _git_state(self, mode: int, blob: str, contents: dict[str, bytes], limit: int) -> FileState:
+        if mode == 0:
+            return ABSENT
+        data = contents.get(blob)
+        if data is None:
+            return FileState("unknown", reason="not in the shadow repository")
+        if mode == _LINK:
+            state = state_of_bytes(data, 0o777, limit, self.store, "link")
+        else:
+            state = state_of_bytes(data, 0o755 if mode == _EXEC else 0o644, limit, self.store)
+        self._wrote(state.size)
+        return state
+
+    def not_checkpointed(self, key: str, turn: int, call: str, tool: str, reason: str) -> None:
+        record = {"type": "uncheckpointed", "turn": turn, "call": call, "tool": tool}
+        self.store.append(key, {**record, "reason": reason})
+
+    def tell(self, reason: str) -> bool:
+        """True the first time `reason` comes up in this process: the user is told once."""
+        with self._lock:
+            if reason in self._told:
+                return False
+            self._told.add(reason)
+            return True
+
+    # ------------------------------------------------------------ limits
+
+    def _wrote(self, n: int) -> None:
+        self._written += n
+        if not self._checked or self._written > self.config.max_bytes // 20:
+            self._checked = True
+            self._written = 0
+            from picobot_tui.core.checkpoints.limits import enforce
+
+            try:
+                enforce(self.store, self.config.max_bytes, keep=set(self._seq))
+            except OSError as e:
+                log.warning("checkpoints: could not enforce maxBytes: %s", e)
+
+
+_recorders: dict[Path, Recorder] = {}
+
+
+def recorder_for(settings: CoreSettings) -> Recorder | None:
+    """The process's recorder for the settings' home, None when checkpoints are off."""
+    config = settings.checkpoints
+    if not config.enabled:
+        return None
+    root = checkpoints_root(settings.home)
+    recorder = _recorders.get(root)
+    if recorder is None:
+        recorder = _recorders[root] = Recorder(root, config)
+    recorder.config = config
+    return recorder
+
+
+__all__ = ["NotCheckpointed", "Recorder", "recorder_for"]

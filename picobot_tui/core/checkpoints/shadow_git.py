@@ -1,0 +1,223 @@
+"""Snapshots of a whole workspace with a shadow git repository (for `exec`).
+
+Real `git`, with its own repository under `<checkpoints>/git/<workspace id>/` and the
+workspace as its work tree:
+
+- every command runs with GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE set explicitly (the
+  user's GIT_* variables are dropped), hooks off (`core.hooksPath=/dev/null`), no fsmonitor,
+  no auto gc, no optional locks, no filters or line-ending conversion (`info/attributes`:
+  the bytes are kept as they are); the user's `.git` is never opened for writing and no
+  `status` runs in their repository (git skips a work tree's `.git` entries);
+- the workspace's `.gitignore` files and the user's `core.excludesFile` are honoured;
+- snapshots are incremental: `git add -A` compares stat data with the shadow index, so an
+  unchanged tree costs a walk, then `git write-tree` names it;
+- one snapshot at a time per workspace (an flock), across picobot processes.
+
+`ShadowGit.snapshot()` returns a tree id, or raises `NotCheckpointed` (git missing, the
+workspace over `checkpoints.maxFiles`, git failing): the caller marks the call "not
+checkpointed". `changes(a, b)` lists what differs between two trees; `blobs(ids)` reads
+their contents in one `git cat-file --batch`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from picobot_tui.core.private_files import ensure_private_dir, open_private
+
+GIT_TIMEOUT = 120.0
+_CONFIG = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.quotePath=false",
+    "core.untrackedCache=true",
+    "gc.auto=0",
+    "advice.addEmbeddedRepo=false",
+    "advice.addIgnoredFile=false",
+    "maintenance.auto=false",
+)
+_ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding\n"
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class NotCheckpointed(Exception):
+    """Why a workspace cannot be snapshotted now; the message is shown once."""
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One path that differs between two trees: git modes (0 absent, 0o100644, 0o100755,
+    0o120000 a link, 0o160000 a nested repository) and blob ids."""
+
+    path: str
+    old_mode: int
+    old_id: str
+    new_mode: int
+    new_id: str
+
+
+def workspace_id(workspace: Path) -> str:
+    return hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:16]
+
+
+def git_exe() -> str | None:
+    return shutil.which("git")
+
+
+class ShadowGit:
+    def __init__(self, git_root: Path, workspace: Path, max_files: int) -> None:
+        self.workspace = Path(workspace)
+        self.dir = Path(git_root) / workspace_id(self.workspace)
+        self.max_files = max_files
+        self._git = git_exe()
+        self._ready = False
+
+    # ------------------------------------------------------------ running git
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(self.dir),
+            GIT_WORK_TREE=str(self.workspace),
+            GIT_INDEX_FILE=str(self.dir / "index"),
+            GIT_OPTIONAL_LOCKS="0",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_CONFIG_NOSYSTEM="1",
+            LC_ALL="C",
+        )
+        return env
+
+    def _run(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+        assert self._git is not None
+        argv = [self._git]
+        for item in _CONFIG:
+            argv += ["-c", item]
+        try:
+            done = subprocess.run(
+                [*argv, *args],
+                cwd=self.workspace,
+                env=self._env(),
+                input=input,
+                stdin=None if input is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=GIT_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise NotCheckpointed(f"git {args[0]} failed: {e}") from None
+        if done.returncode not in ok:
+            err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise NotCheckpointed(f"git {args[0]} failed: {err[-1] if err else done.returncode}")
+        return done.stdout
+
+    def _init(self) -> None:
+        if self._ready:
+            return
+        if self._git is None:
+            raise NotCheckpointed("git is not installed, so exec calls are not checkpointed")
+        ensure_private_dir(self.dir)
+        if not (self.dir / "HEAD").exists():
+            self._run("init", "--quiet")
+        info = self.dir / "info"
+        ensure_private_dir(info)
+        attributes = info / "attributes"
+        if not attributes.exists() or attributes.read_bytes() != _ATTRIBUTES:
+            attributes.write_bytes(_ATTRIBUTES)
+        self._ready = True
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        fd = open_private(self.dir / "picobot.lock", os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the flock
+
+    # ------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> str:
+        """Record the workspace as it is now; returns the tree id. Blocking."""
+        self._init()
+        with self._locked():
+            index = self.dir / "index"
+            if not index.exists():
+                # The first snapshot: count what git would take before hashing it all.
+                out = self._run("ls-files", "-z", "--others", "--exclude-standard")
+                n = out.count(b"\0")
+                if n > self.max_files:
+                    raise self._too_many(n)
+            # An unreadable file is left out (exit 1), not the whole snapshot.
+            self._run("add", "-A", "--ignore-errors", "--", ".", ok=(0, 1))
+            n = _index_entries(index)
+            if n > self.max_files:
+                index.unlink(missing_ok=True)
+                raise self._too_many(n)
+            return self._run("write-tree").decode().strip()
+
+    def _too_many(self, n: int) -> NotCheckpointed:
+        return NotCheckpointed(
+            f"the workspace holds {n:,} files, over checkpoints.maxFiles ({self.max_files:,}), "
+            "so exec calls are not checkpointed"
+        )
+
+    def changes(self, old: str, new: str) -> list[TreeChange]:
+        """What differs between trees `old` and `new` (renames are a delete and an add)."""
+        if old == new:
+            return []
+        out = self._run("diff-tree", "-r", "-z", "--no-renames", "--raw", old or _EMPTY_TREE, new)
+        parts = out.split(b"\0")
+        found: list[TreeChange] = []
+        i = 0
+        while i + 1 < len(parts):
+            meta, path = parts[i], parts[i + 1]
+            i += 2
+            if not meta.startswith(b":"):
+                continue
+            old_mode, new_mode, old_id, new_id, _status = meta[1:].decode().split(" ")
+            found.append(
+                TreeChange(os.fsdecode(path), int(old_mode, 8), old_id, int(new_mode, 8), new_id)
+            )
+        return found
+
+    def blobs(self, ids: list[str]) -> dict[str, bytes]:
+        """The contents of blobs `ids` (missing ones left out), in one git call."""
+        wanted = [i for i in dict.fromkeys(ids) if i and set(i) != {"0"}]
+        if not wanted:
+            return {}
+        out = self._run("cat-file", "--batch", input="".join(f"{i}\n" for i in wanted).encode())
+        found: dict[str, bytes] = {}
+        pos = 0
+        while pos < len(out):
+            end = out.index(b"\n", pos)
+            header = out[pos:end].decode().split()
+            pos = end + 1
+            if len(header) < 3 or header[1] != "blob":
+                continue  # "<id> missing"
+            size = int(header[2])
+            found[header[0]] = out[pos : pos + size]
+            pos += size + 1
+        return found
+
+
+def _index_entries(index: Path) -> int:
+    """The entry count in a git index's header (bytes 8-12), 0 when there is none."""
+    try:
+        with open(index, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return 0
+    if len(head) < 12 or head[:4] != b"DIRC":
+        return 0
+    return int.from_bytes(head[8:12], "big")

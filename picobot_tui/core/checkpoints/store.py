@@ -1,0 +1,213 @@
+"""Where checkpoints live: content-addressed blobs and one record file per session.
+
+Layout under `~/.picobot/data/checkpoints/` (0700 folders, 0600 files):
+
+    blobs/ab/cdef…            a file's bytes, named by their SHA-256 (a state kept twice
+                              costs nothing); a torn blob fails its hash and is never used
+    sessions/<key>.jsonl      the session's records, one JSON line each, appended
+                              (records.py says what a line holds)
+    git/<workspace id>/       the shadow git repository of one workspace (shadow_git.py)
+
+`CheckpointStore(root)` is cheap to build and takes no lock: a record file has one writer
+(the process holding the session's lock), lines are appended whole with O_APPEND, and a
+reader skips a torn last line. Blobs are written to a temp file and renamed into place
+without fsync (they sit on the hot path of every edit; a power cut can lose a checkpoint,
+never corrupt one: a blob is checked against its name on every read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from picobot_tui.core.private_files import ensure_private_dir, open_private, write_all
+
+log = logging.getLogger("picobot.checkpoints")
+
+_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}:[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SHA_RE = re.compile(r"[0-9a-f]{64}")
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be read or used; the message is shown as is."""
+
+
+def checkpoints_root(home: Path) -> Path:
+    """The checkpoints folder of a picobot home (`<home>/data/checkpoints`)."""
+    return Path(home) / "data" / "checkpoints"
+
+
+def delete_with_session(sessions_dir: Path, key: str) -> None:
+    """Delete the checkpoints of a deleted session (`SessionStore.delete` calls this): those
+    under `<home>/data/checkpoints`, the home being the sessions folder's parent."""
+    root = checkpoints_root(Path(sessions_dir).parent)
+    if not root.is_dir():
+        return
+    try:
+        CheckpointStore(root).delete_session(key)
+    except (OSError, CheckpointError) as e:
+        log.warning("could not delete the checkpoints of %s: %s", key, e)
+
+
+def record_name(key: str) -> str:
+    """The record file name of a session key (`cli:abc` -> `cli_abc.jsonl`)."""
+    if not _KEY_RE.fullmatch(key):
+        raise CheckpointError(f"invalid session id {key!r}")
+    return key.replace(":", "_", 1) + ".jsonl"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class CheckpointStore:
+    """Blobs and per-session records under `root`. Methods block: call them in a thread
+    from async code."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.blobs = self.root / "blobs"
+        self.sessions = self.root / "sessions"
+        self.git = self.root / "git"
+        self._made: set[Path] = set()
+
+    # ------------------------------------------------------------ folders
+
+    def _dir(self, path: Path) -> Path:
+        if path not in self._made:
+            ensure_private_dir(path)
+            self._made.add(path)
+        return path
+
+    # ------------------------------------------------------------ blobs
+
+    def blob_path(self, sha: str) -> Path:
+        return self.blobs / sha[:2] / sha[2:]
+
+    def put(self, data: bytes, sha: str | None = None) -> str:
+        """Keep `data`; returns its SHA-256. Nothing is written when it is already kept."""
+        sha = sha or sha256(data)
+        path = self.blob_path(sha)
+        if path.exists():
+            return sha
+        folder = self._dir(self._dir(self.blobs) / sha[:2])
+        tmp = folder / f".{sha[2:]}.{os.getpid()}.tmp"
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        return sha
+
+    def get(self, sha: str) -> bytes:
+        """The bytes named `sha`; CheckpointError when missing or damaged."""
+        if not _SHA_RE.fullmatch(sha or ""):
+            raise CheckpointError(f"bad checkpoint name {sha!r}")
+        try:
+            data = self.blob_path(sha).read_bytes()
+        except OSError:
+            raise CheckpointError(f"checkpoint {sha[:12]} is missing") from None
+        if sha256(data) != sha:
+            raise CheckpointError(f"checkpoint {sha[:12]} is damaged")
+        return data
+
+    def has(self, sha: str) -> bool:
+        return self.blob_path(sha).is_file()
+
+    # ------------------------------------------------------------ records
+
+    def record_path(self, key: str) -> Path:
+        return self.sessions / record_name(key)
+
+    def append(self, key: str, record: dict[str, Any]) -> None:
+        """Append one record line to the session's file."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        self._dir(self.root)
+        self._dir(self.sessions)
+        fd = open_private(self.record_path(key), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            write_all(fd, line)
+        finally:
+            os.close(fd)
+
+    def records(self, key: str) -> list[dict[str, Any]]:
+        """The session's records in order (none when it has no file); bad lines skipped."""
+        try:
+            data = self.record_path(key).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as e:
+            raise CheckpointError(f"cannot read the checkpoints of {key}: {e}") from e
+        return list(_parse(data))
+
+    def session_keys(self) -> list[str]:
+        """Every session that has records."""
+        try:
+            names = os.listdir(self.sessions)
+        except FileNotFoundError:
+            return []
+        return [n[: -len(".jsonl")].replace("_", ":", 1) for n in names if n.endswith(".jsonl")]
+
+    def delete_session(self, key: str) -> bool:
+        """Remove the session's records and every blob no other session uses. Whether it
+        had any."""
+        try:
+            self.record_path(key).unlink()
+        except FileNotFoundError:
+            return False
+        self.sweep()
+        return True
+
+    def sweep(self) -> int:
+        """Delete the blobs no record names; returns the bytes freed."""
+        used: set[str] = set()
+        for key in self.session_keys():
+            for rec in self.records(key):
+                for side in ("before", "after"):
+                    state = rec.get(side)
+                    if isinstance(state, dict) and isinstance(state.get("sha"), str):
+                        used.add(state["sha"])
+        freed = 0
+        for sha, path in self._blob_files():
+            if sha not in used:
+                with contextlib.suppress(OSError):
+                    freed += path.stat().st_size
+                    path.unlink()
+        return freed
+
+    def _blob_files(self) -> Iterator[tuple[str, Path]]:
+        try:
+            folders = list(os.scandir(self.blobs))
+        except FileNotFoundError:
+            return
+        for folder in folders:
+            if not folder.is_dir(follow_symlinks=False):
+                continue
+            with os.scandir(folder.path) as it:
+                for entry in it:
+                    if not entry.name.startswith("."):
+                        yield folder.name + entry.name, Path(entry.path)
+
+    def remove_tree(self, path: Path) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _parse(data: bytes) -> Iterator[dict[str, Any]]:
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(obj, dict):
+            yield obj
