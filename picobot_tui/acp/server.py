@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -66,7 +68,6 @@ STOP_REASONS: dict[str, s.StopReason] = {
 }
 REFUSAL_KINDS = frozenset({"content_filter", "refusal"})
 PAGE = 50
-EXIT_WAIT_S = 30.0
 BUSY = -32600  # "Invalid request": the session cannot take it now
 
 
@@ -595,6 +596,12 @@ def run_acp(protocol_fd: int, *, logs: bool = False) -> int:
     agent = PicobotAgent(logs=logs)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(agent, protocol_fd))
-    # An interpreter must not end while a thread is inside `import litellm` (it aborts).
-    agent.warmup.join(EXIT_WAIT_S)
+    if agent.warmup.loading:
+        # Every session is closed and saved; only the background `import litellm` runs. An
+        # interpreter ending while a thread imports aborts ("exception not rethrown"), and
+        # waiting for it would keep the client waiting seconds: leave at once.
+        logging.shutdown()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(0)
     return 0

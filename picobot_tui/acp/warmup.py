@@ -32,9 +32,10 @@ class Warmup:
         finally:
             self._done.set()
 
-    def join(self, timeout: float) -> None:
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+    @property
+    def loading(self) -> bool:
+        """Started and not finished yet."""
+        return self._thread.is_alive()
 
     @property
     def ready(self) -> bool:

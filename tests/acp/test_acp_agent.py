@@ -1,0 +1,185 @@
+"""`picobot acp` end to end, as an editor drives it: a real subprocess, the SDK's client side,
+the local scripted model. The agent's own checks while it was built: start-up and version
+negotiation, bad frames, busy and unknown sessions, two sessions at once, read-only mode,
+load with replay, a tool that prints, and the end of stdin in the middle of a turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import acp
+import pytest
+
+from tests.acp.client_support import RecordingClient, non_jsonrpc_lines, set_tools, spawn_agent
+from tests.support.openai_steps import keep_alive_forever, text_reply, tool_call_reply
+
+
+async def test_initialize_answers_version_1_with_the_capabilities(configured_home: Path) -> None:
+    async with spawn_agent(configured_home) as agent:
+        resp = await agent.initialize(version=7)  # a version picobot does not speak
+    assert resp.protocol_version == 1
+    caps = resp.agent_capabilities
+    assert caps.load_session is True
+    assert caps.prompt_capabilities.embedded_context is True
+    assert caps.prompt_capabilities.image is False
+    assert caps.mcp_capabilities.http is True and caps.mcp_capabilities.sse is True
+    assert caps.session_capabilities.list is not None
+    assert resp.auth_methods == []
+    assert resp.agent_info is not None and resp.agent_info.name == "picobot"
+    assert agent.process.returncode == 0
+
+
+async def test_bad_frames_get_their_json_rpc_errors_and_the_agent_keeps_serving(
+    configured_home: Path,
+) -> None:
+    async with spawn_agent(configured_home) as agent:
+        await agent.initialize()
+        await agent.send_raw(b'this is not json\n[1, 2]\n"text"\n')
+        errors = await agent.client.wait_until(
+            lambda: (
+                (found := agent.client.incoming(lambda m: "error" in m and m.get("id") is None))
+                and len(found) >= 3
+                and found
+            ),
+            "three errors with id null",
+        )
+        unknown = await agent.raw_request("no/such_method", {})
+        bad = await agent.raw_request("session/new", {"cwd": 3})
+        relative = await agent.raw_request("session/new", {"cwd": "relative/dir", "mcpServers": []})
+        # still serving: a real session after all that
+        sid = await agent.new_session()
+    codes = [e["error"]["code"] for e in errors]
+    assert codes == [-32700, -32600, -32600]
+    assert unknown["error"]["code"] == -32601
+    assert "no/such_method" in unknown["error"]["message"]
+    assert bad["error"]["code"] == -32602
+    assert "cwd" in bad["error"]["message"]
+    assert relative["error"]["code"] == -32602
+    assert "absolute" in relative["error"]["message"]
+    assert sid.startswith("acp:")
+
+
+async def test_busy_session_and_unknown_session_are_errors_not_crashes(
+    configured_home: Path, llm_server
+) -> None:
+    llm_server.script([keep_alive_forever(2, text_reply("one two three four", chunk_size=3))])
+    async with spawn_agent(configured_home) as agent:
+        sid = await agent.start()
+        first = asyncio.create_task(agent.say(sid, "go"))
+        await agent.client.wait_until(
+            lambda: agent.client.session_updates(sid, "agent_message_chunk"), "the first chunk"
+        )
+        with pytest.raises(acp.RequestError) as busy:
+            await agent.say(sid, "again")
+        with pytest.raises(acp.RequestError) as unknown:
+            await agent.say("acp:nothere-20200101-000000", "hello")
+        await agent.cancel(sid)
+        resp = await first
+    assert busy.value.code == -32600
+    assert "still answering" in str(busy.value)
+    assert unknown.value.code == -32602
+    assert "unknown session" in str(unknown.value)
+    assert resp.stop_reason == "cancelled"
+
+
+async def test_two_sessions_run_prompts_at_the_same_time(configured_home: Path, llm_server) -> None:
+    other = configured_home / "other"
+    other.mkdir()
+    llm_server.script(
+        [
+            keep_alive_forever(1, text_reply("slow answer that stalls", chunk_size=4)),
+            text_reply("quick answer"),
+        ]
+    )
+    async with spawn_agent(configured_home) as agent:
+        await agent.initialize()
+        slow_id = await agent.new_session()
+        quick_id = await agent.new_session(cwd=other)
+        slow = asyncio.create_task(agent.say(slow_id, "slow"))
+        await agent.client.wait_until(
+            lambda: agent.client.session_updates(slow_id, "agent_message_chunk"), "slow's chunk"
+        )
+        quick = await agent.say(quick_id, "quick")  # answered while the other still runs
+        assert not slow.done()
+        await agent.cancel(slow_id)
+        slow_resp = await slow
+    assert quick.stop_reason == "end_turn"
+    assert agent.client.agent_text(quick_id) == "quick answer"
+    assert slow_resp.stop_reason == "cancelled"
+    assert slow_id != quick_id
+
+
+async def test_read_only_mode_refuses_a_write_without_asking(
+    configured_home: Path, llm_server
+) -> None:
+    llm_server.script(
+        [tool_call_reply("write_file", {"path": "x.txt", "content": "no\n"}), text_reply("ok")]
+    )
+    async with spawn_agent(configured_home) as agent:
+        sid = await agent.start()
+        await agent.conn.set_session_mode(session_id=sid, mode_id="read-only")
+        with pytest.raises(acp.RequestError) as bad_mode:
+            await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+        resp = await agent.say(sid, "write x.txt")
+    assert bad_mode.value.code == -32602
+    assert resp.stop_reason == "end_turn"
+    assert agent.client.permissions == []
+    assert not (agent.workspace / "x.txt").exists()
+    assert agent.client.tool_statuses(sid, "call_1") == ["pending", "failed"]
+
+
+async def test_load_replays_the_stored_conversation(configured_home: Path, llm_server) -> None:
+    set_tools(configured_home, approval="auto")
+    llm_server.script([tool_call_reply("list_dir", {}), text_reply("the folder is empty")])
+    async with spawn_agent(configured_home) as agent:
+        sid = await agent.start()
+        await agent.say(sid, "what is here?")
+    client = RecordingClient()
+    async with spawn_agent(configured_home, client) as agent:
+        await agent.initialize()
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=sid, mcp_servers=[])
+        listed = await agent.conn.list_sessions(cwd=str(agent.workspace))
+    kinds = [u.session_update for _, u in client.updates]
+    assert kinds == ["user_message_chunk", "tool_call", "agent_message_chunk"]
+    user, call, answer = (u for _, u in client.updates)
+    assert user.content.text == "what is here?"
+    assert call.kind == "search" and call.status == "completed"
+    assert answer.content.text == "the folder is empty"
+    assert [s.session_id for s in listed.sessions] == [sid]
+
+
+async def test_stdout_holds_only_json_rpc_when_a_tool_prints(
+    configured_home: Path, llm_server
+) -> None:
+    set_tools(configured_home, approval="auto")
+    command = "echo to stdout; echo to stderr >&2"
+    llm_server.script([tool_call_reply("exec", {"command": command}), text_reply("done")])
+    async with spawn_agent(configured_home, tee=True) as agent:
+        sid = await agent.start()
+        resp = await agent.say(sid, "run it")
+    assert resp.stop_reason == "end_turn"
+    assert agent.stdout is not None
+    assert non_jsonrpc_lines(bytes(agent.stdout)) == []
+    finished = agent.client.tool_events(sid, "call_1")[-1]
+    assert finished.status == "completed", finished
+    assert "to stdout" in json.dumps(finished.model_dump(mode="json"))
+
+
+async def test_closing_stdin_mid_turn_cancels_it_saves_the_session_and_exits_0(
+    configured_home: Path, llm_server
+) -> None:
+    llm_server.script([keep_alive_forever(2, text_reply("partial words here", chunk_size=4))])
+    async with spawn_agent(configured_home) as agent:
+        sid = await agent.start()
+        asyncio.create_task(agent.say(sid, "talk"))
+        await agent.client.wait_until(
+            lambda: agent.client.session_updates(sid, "agent_message_chunk"), "a chunk"
+        )
+        await agent.close_stdin()
+        code = await agent.wait_exit()
+        messages = agent.session_messages(sid)
+    assert code == 0
+    assert messages[0] == {**messages[0], "role": "user", "content": "talk"}
+    assert messages[-1].get("interrupted") is True
