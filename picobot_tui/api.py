@@ -6,6 +6,8 @@
 
 An `Agent` reads the config the CLI reads (PICOBOT_HOME, the environment), keeps one session
 open (locked, as the CLI does) and closes it on `close()` or at the end of `async with`.
+Its MCP servers (tools.mcpServers) connect with the first turn and are closed by `async with`
+or `await aclose()`: the sync `close()` cannot wait for their processes to end.
 Importing this module is light: settings, the core and LiteLLM load when an Agent is made.
 """
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from picobot_tui.core.events import ApprovalRequested, ErrorEvent, Event, TurnFinished
 
 if TYPE_CHECKING:
+    from picobot_tui.core.mcp.manager import McpManager
     from picobot_tui.core.sessions import Session
 
 __all__ = ["Agent", "AgentError", "ConfirmFn"]
@@ -148,6 +151,8 @@ class Agent:
         self._last: str | None = None
         self._busy = False
         self._closed = False
+        self._mcp_loop: asyncio.AbstractEventLoop | None = None
+        self._mcp_closing: asyncio.Task[None] | None = None
 
     # -- sessions ----------------------------------------------------------------------
     @property
@@ -197,16 +202,69 @@ class Agent:
         self._runtime.loop.failures.reset()
 
     def close(self) -> None:
-        """Close (unlock) the open session. The Agent can't run turns afterwards."""
+        """Close (unlock) the open session. The Agent can't run turns afterwards.
+
+        MCP servers are closed by `async with` or `await aclose()`: this sync call cannot
+        wait for them. Called in a running loop, it starts their closing in the background;
+        after the loop has ended (`asyncio.run` returned) they are gone already, as
+        `asyncio.run` cancels what is left and the SDK ends a cancelled server's process."""
         self._release()
         self._closed = True
+        mcp = self._runtime.mcp
+        if mcp is None or self._mcp_loop is None or self._mcp_closing is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if loop is self._mcp_loop:
+            self._mcp_closing = loop.create_task(mcp.close(), name="picobot-mcp-close")
+
+    async def aclose(self) -> None:
+        """Close the session and the MCP servers, and wait until their processes ended."""
+        await self._settle()
+        self.close()
+        if self._mcp_closing is not None:
+            await asyncio.shield(self._mcp_closing)
 
     async def __aenter__(self) -> Agent:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._settle()
-        self.close()
+        await self.aclose()
+
+    # -- MCP servers -------------------------------------------------------------------
+    def _start_mcp(self) -> None:
+        """Connect the MCP servers in this turn's loop (the first turn waits for them,
+        bounded by tools.mcpConnectTimeout). A later turn in another loop (`asyncio.run`
+        per call) starts them again: the servers of the first loop ended with it."""
+        mcp = self._runtime.mcp
+        if mcp is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._mcp_loop is loop:
+            return
+        if self._mcp_loop is not None:
+            mcp = self._fresh_mcp(mcp)
+        self._mcp_loop = loop
+        mcp.start()
+
+    def _fresh_mcp(self, old: McpManager) -> McpManager:
+        from picobot_tui.core.mcp.manager import McpManager
+
+        runtime = self._runtime
+        for name in old.servers:
+            for tool in old.tool_names(name):
+                runtime.tools.remove(tool)
+        new = McpManager(
+            self.settings.tools.mcp_servers,
+            workspace=runtime.tools.ctx.workspace,
+            registry=runtime.tools,
+            connect_timeout=old.connect_timeout,
+        )
+        runtime.mcp = new
+        runtime.loop.before_turn = new.ready_for_turn
+        return new
 
     async def _settle(self) -> None:
         """Let an abandoned turn finish closing. A `stream()` left by `break` is closed by
@@ -255,6 +313,7 @@ class Agent:
             )
         self._busy = True
         try:
+            self._start_mcp()
             current = self._use(session)
             self._last = current.key
             outcome = None

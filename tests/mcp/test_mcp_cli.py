@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.headless.conftest import run_cli
-from tests.mcp.conftest import TEST_SERVER, write_mcp_config
+from tests.mcp.conftest import TEST_SERVER
+from tests.mcp.conftest import write_mcp_config as _write_mcp_config
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
 ECHO = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
 MISSING = {"command": "/nonexistent/picobot-test-mcp-server"}
+
+
+def write_mcp_config(home: Path, servers: dict[str, Any], **tools: Any) -> None:
+    # A bound on the wait for a loaded machine (2 cores, other suites), not a timing.
+    _write_mcp_config(home, servers, **{"mcpConnectTimeout": 120, **tools})
 
 
 @pytest.fixture
