@@ -380,6 +380,48 @@ def sessions_prune(
         raise typer.Exit(EXIT_ERROR)
 
 
+@sessions_app.command("rewind")
+def sessions_rewind(
+    session_id: Annotated[str, typer.Argument(help="Session id or `latest`.")],
+    to: Annotated[int, typer.Option("--to", help="The turn to go back to (1: the first).")],
+    code: Annotated[bool, typer.Option("--code", help="Restore the files.")] = False,
+    conversation: Annotated[
+        bool, typer.Option("--conversation", help="Continue the conversation as a branch.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite files changed since the agent's change.")
+    ] = False,
+) -> None:
+    """Go back to just before a turn: files and conversation (or one of them with --code or
+    --conversation). The original session stays complete."""
+    from picobot_tui.headless.rewind_commands import run_rewind
+
+    raise typer.Exit(run_rewind(session_id, to, code=code, conversation=conversation, force=force))
+
+
+@sessions_app.command("branch")
+def sessions_branch(
+    session_id: Annotated[str, typer.Argument(help="Session id or `latest`.")],
+    at: Annotated[int, typer.Option("--at", help="The turn the branch starts again from.")],
+) -> None:
+    """A new session with the conversation before a turn (prints its id); files untouched."""
+    from picobot_tui.headless.rewind_commands import run_branch
+
+    raise typer.Exit(run_branch(session_id, at))
+
+
+@sessions_app.command("diff")
+def sessions_diff(
+    session_id: Annotated[str, typer.Argument(help="Session id or `latest`.")],
+    turn: Annotated[int | None, typer.Option("--turn", help="Only this turn's changes.")] = None,
+) -> None:
+    """The files the agent changed, as a unified diff (plain to a pipe: `patch -p1`,
+    `git apply`)."""
+    from picobot_tui.headless.rewind_commands import run_diff
+
+    raise typer.Exit(run_diff(session_id, turn))
+
+
 _MCP_WORKSPACE = "The workspace: a stdio server's working directory unless its `cwd` is set."
 _MCP_LOGS = "Show runtime logs and the servers' stderr on stderr."
 
