@@ -3,6 +3,7 @@ real MCP servers (mcp-server-time from PyPI, tests/mcp/echo_server.py) and no mo
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,25 @@ def test_help_lists_the_mcp_commands(home: Path) -> None:
     assert res.returncode == 0 and "list" in res.stdout and "call" in res.stdout
     res = run_cli(home, "mcp")
     assert "list" in res.stdout + res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("picobot") is None,
+    reason="bash and the console script are needed",
+)
+def test_bash_completes_the_mcp_commands(home: Path) -> None:
+    from tests.headless.test_shell_completion import in_bash
+
+    script = (
+        'eval "$(picobot --show-completion)"\n'
+        "COMP_WORDS=(picobot mc); COMP_CWORD=1; _picobot_completion picobot\n"
+        'printf "first:%s\\n" "${COMPREPLY[@]}"\n'
+        "COMP_WORDS=(picobot mcp c); COMP_CWORD=2; _picobot_completion picobot\n"
+        'printf "second:%s\\n" "${COMPREPLY[@]}"\n'
+        "COMP_WORDS=(picobot mcp call time x --ar); COMP_CWORD=5; _picobot_completion picobot\n"
+        'printf "third:%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    res = in_bash(home, script, SHELL="/bin/bash")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "first:mcp" in lines and "second:call" in lines and "third:--args" in lines
