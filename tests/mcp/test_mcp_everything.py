@@ -6,9 +6,13 @@ package is missing, except in CI, where that is a failure."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +23,7 @@ from picobot_tui.core.mcp.manager import McpManager
 from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry
+from tests.headless.conftest import cli_env, picobot_exe
 from tests.mcp.conftest import REPO
 
 NODE_DIR = REPO / "tests" / "mcp" / "node"
@@ -123,3 +128,54 @@ def test_everything_over_every_transport(everything_http: dict[str, str], tmp_pa
             await manager.close()
 
     asyncio.run(scenario())
+
+
+# -- conformance ------------------------------------------------------------------------------
+CONFORMANCE = NODE_DIR / "node_modules/@modelcontextprotocol/conformance/dist/index.js"
+CLIENT = '''\
+"""The client the conformance suite runs: picobot, told the scenario server's URL."""
+import json, os, subprocess, sys
+
+url, scenario = sys.argv[-1], os.environ["MCP_CONFORMANCE_SCENARIO"]
+home = os.environ["PICOBOT_HOME"]
+with open(os.path.join(home, "config.json"), "w") as f:
+    json.dump({"tools": {"mcpServers": {"conf": {"url": url}}}}, f)
+picobot = json.loads(os.environ["PICOBOT_EXE"])
+if scenario == "tools_call":
+    command = ["mcp", "call", "conf", "add_numbers", "--args", '{"a": 2, "b": 3}']
+else:  # initialize: connect and list the tools
+    command = ["mcp", "list"]
+done = subprocess.run([*picobot, *command], capture_output=True, text=True)
+print(done.stdout)
+print(done.stderr, file=sys.stderr)
+sys.exit(done.returncode)
+'''
+
+
+@pytest.mark.parametrize("scenario", ["initialize", "tools_call"])
+def test_conformance_client_scenarios(scenario: str, picobot_home: Path, tmp_path: Path) -> None:
+    """@modelcontextprotocol/conformance's client scenarios against `picobot mcp`: the
+    suite starts its scenario server (on 127.0.0.1 through the loopback shim), runs the
+    client with its URL and checks what the client sent."""
+    node = _node()
+    if not CONFORMANCE.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI: the conformance package is not installed (npm ci)")
+        pytest.skip("the conformance package is not installed (npm ci --prefix tests/mcp/node)")
+    if importlib.util.find_spec("picobot_tui.headless.mcp_commands") is None:
+        pytest.skip("`picobot mcp call` is not there yet")
+    client = tmp_path / "client.py"
+    client.write_text(CLIENT)
+    env = cli_env(picobot_home, PICOBOT_EXE=json.dumps(picobot_exe()))
+    done = subprocess.run(
+        [node, "--require", str(LOOPBACK), str(CONFORMANCE), "client"]
+        + ["--command", f"{sys.executable} {client}", "--scenario", scenario],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    out = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+    assert done.returncode == 0, out
+    assert "OVERALL: PASSED" in out and " 0 failed" in out, out
