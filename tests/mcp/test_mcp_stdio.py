@@ -14,6 +14,7 @@ import pytest
 
 from tests.headless.conftest import cli_env, picobot_exe, read_messages, run_cli, session_files
 from tests.mcp.conftest import JsonAgent, test_server_entry, wait_for, write_mcp_config
+from tests.support.mcp_test_server import STDERR_LINE
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 from tests.support.sent import as_stored
 
@@ -76,6 +77,10 @@ def test_calls_results_and_failures_through_the_console_script(
     assert sent["fail"]["content"] == "Error: no such city"
     # The terminal lines name the status of each call.
     assert "✗ mcp_t_fail error" in res.stderr and "✓ mcp_t_echo ok" in res.stderr
+    # A server's stderr goes to the log (both processes: the first and the reconnected one).
+    assert STDERR_LINE not in res.stderr and STDERR_LINE not in res.stdout
+    log = (configured_home / "data" / "logs" / "picobot.log").read_text()
+    assert log.count(f"[t stderr] {STDERR_LINE}") == 2
 
 
 def test_approval_allow_and_deny_over_json(

@@ -32,6 +32,8 @@ from pydantic import BaseModel
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAHnOcQAAAAABJRU5ErkJggg=="
 )
+STDERR_LINE = "mcp-test-server: listening on stdin"
+"""Written to stderr at start: it belongs in picobot's log, never on its terminal."""
 ANSI = "\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b[2J"
 
 
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = build(args.marker)
     _mark(args.marker, "started", str(os.getpid()))
+    print(f"{STDERR_LINE} {args.tag}".rstrip(), file=sys.stderr, flush=True)
     server.run("stdio")
     return 0
 
