@@ -6,6 +6,7 @@ Run: python scripts/config_reference.py   (its output is pasted into README.md)
 from __future__ import annotations
 
 import json
+from typing import get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
@@ -31,6 +32,10 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[str]:
         # One line per cell: a docstring's line breaks would end the table row.
         meaning = " ".join((field.description or "").split()).replace("|", "/")
         out.append(f"| `{key}` | {shown} | {meaning} |")
+        # A map of named entries (tools.mcpServers): each entry's keys, once.
+        args = get_args(ann) if get_origin(ann) is dict else ()
+        if len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+            out.extend(rows(args[1], key + ".<name>."))
     return out
 
 
