@@ -208,3 +208,16 @@ def test_bash_completes_the_mcp_commands(home: Path) -> None:
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert "first:mcp" in lines and "second:call" in lines and "third:--args" in lines
+
+
+def test_a_server_that_never_answers_is_reported_after_the_connect_timeout(home: Path) -> None:
+    """`sleep` never answers the handshake: still connecting when the wait ends (exit 1)."""
+    mute = {"command": "sleep", "args": ["600"]}
+    write_mcp_config(home, {"mute": mute, "time": TIME}, mcpConnectTimeout=1)
+    res = run_cli(home, "mcp", "list")
+    assert res.returncode == 1
+    [line] = [ln for ln in res.stdout.splitlines() if ln.startswith("mute ")]
+    assert line.endswith("still connecting after 1 s (tools.mcpConnectTimeout)")
+    res = run_cli(home, "mcp", "call", "mute", "anything")
+    assert res.returncode == 1
+    assert "MCP server `mute`: still connecting after 1 s" in res.stderr
