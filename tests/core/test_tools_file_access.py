@@ -336,3 +336,27 @@ async def test_the_turns_approval_shows_the_buffers_diff(ws, buffers):
     assert done.ok, done.result
     assert buffers.texts[ws / "f.txt"] == "edited line\n"
     assert (ws / "f.txt").read_text() == "disk line\n"
+
+
+async def test_a_file_too_big_for_the_access_stays_on_disk(ws, buffers, reg, monkeypatch):
+    """Over MAX_ACCESS_BYTES on disk: read, previewed, edited and replaced on disk only
+    (a FileAccess moves whole texts in one message; read_file streams big files)."""
+    from picobot_tui.core.tools import file_access
+
+    monkeypatch.setattr(file_access, "MAX_ACCESS_BYTES", 64)
+    big = ws / "big.txt"
+    big.write_text("".join(f"line {i}\n" for i in range(1, 40)))
+    buffers.texts[big] = "a buffer\n"
+    r = await reg.execute("read_file", {"path": "big.txt", "limit": 2})
+    assert r.content.startswith("line 1\nline 2\n\n[showing lines 1-2 of 39")
+    p = await reg.approval_preview_async(
+        "edit_file", {"path": "big.txt", "old_text": "line 3\n", "new_text": "three\n"}
+    )
+    assert "-line 3" in p.text
+    r = await reg.execute(
+        "edit_file", {"path": "big.txt", "old_text": "line 3\n", "new_text": "three\n"}
+    )
+    assert r.ok and "three\n" in big.read_text()
+    r = await reg.execute("write_file", {"path": "big.txt", "content": "small\n"})
+    assert r.ok and big.read_text() == "small\n"
+    assert buffers.calls == []

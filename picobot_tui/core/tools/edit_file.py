@@ -8,7 +8,7 @@ from typing import Any
 
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.file_access import FileAccess, reader, writer
+from picobot_tui.core.tools.file_access import FileAccess, routes
 from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 from picobot_tui.core.tools.text import encode_utf8, unified_diff
 
@@ -43,10 +43,10 @@ class EditFileTool(Tool):
         return unified_diff(old, new, shown)
 
     async def preview_async(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        files = reader(ctx)
+        path = resolve_in_workspace(args["path"], ctx)
+        files, _ = await routes(path, ctx)
         if files is None:
             return self.preview(args, ctx)
-        path = resolve_in_workspace(args["path"], ctx)
         shown = display_path(path, ctx)
         old, new, _ = await _plan_via(files, path, shown, args["old_text"], args["new_text"])
         return unified_diff(old, new, shown)
@@ -55,7 +55,7 @@ class EditFileTool(Tool):
         path = resolve_in_workspace(args["path"], ctx)
         shown = display_path(path, ctx)
         old_text, new_text = args["old_text"], args["new_text"]
-        read, write = reader(ctx), writer(ctx)
+        read, write = await routes(path, ctx)
         if read is None and write is None:
             return await asyncio.to_thread(_apply, path, shown, old_text, new_text)
         # An editor reads and/or writes: each side goes where it is offered, the disk else.

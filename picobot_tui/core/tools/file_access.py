@@ -9,17 +9,19 @@ windowed, scrubbed and capped the same way, approval previews diff the text the 
 apply to. `ToolContext.files = None` (the default) is the disk, exactly as without this module.
 
 A FileAccess says per operation whether it takes it (`reads`, `writes`): an editor may offer
-one and not the other, and the tools use the disk for the operation it does not take.
+one and not the other, and the tools use the disk for the operation it does not take. A file
+bigger than MAX_ACCESS_BYTES on disk is read and written on disk only: a FileAccess moves
+whole texts (one protocol message each), and read_file streams big files a window at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from picobot_tui.core.tools.base import ToolContext
+MAX_ACCESS_BYTES = 8 * 1024 * 1024
+"""Files bigger than this on disk never go through a FileAccess (the disk instead)."""
 
 
 class FileAccess(Protocol):
@@ -46,16 +48,41 @@ class FileAccess(Protocol):
         ...
 
 
-def reader(ctx: ToolContext) -> FileAccess | None:
+class HasFiles(Protocol):
+    """What the routing needs of a ToolContext (named structurally: base.py imports this
+    module, so importing it back would make a cycle)."""
+
+    @property
+    def files(self) -> FileAccess | None: ...
+
+
+def reader(ctx: HasFiles) -> FileAccess | None:
     """The FileAccess reads go through, or None for the disk."""
     files = ctx.files
     return files if files is not None and files.reads else None
 
 
-def writer(ctx: ToolContext) -> FileAccess | None:
+def writer(ctx: HasFiles) -> FileAccess | None:
     """The FileAccess writes go through, or None for the disk."""
     files = ctx.files
     return files if files is not None and files.writes else None
+
+
+def too_big(path: Path) -> bool:
+    """Whether the file on disk is bigger than MAX_ACCESS_BYTES. Blocking."""
+    try:
+        return path.stat().st_size > MAX_ACCESS_BYTES
+    except OSError:
+        return False
+
+
+async def routes(path: Path, ctx: HasFiles) -> tuple[FileAccess | None, FileAccess | None]:
+    """(reader, writer) for this file: `reader(ctx)` and `writer(ctx)`, both None (the disk)
+    when the file on disk is too big for a FileAccess."""
+    read, write = reader(ctx), writer(ctx)
+    if (read is not None or write is not None) and await asyncio.to_thread(too_big, path):
+        return None, None
+    return read, write
 
 
 def disk_text(path: Path) -> str | None:
@@ -69,13 +96,13 @@ def disk_text(path: Path) -> str | None:
         return None
 
 
-async def current_text(path: Path, ctx: ToolContext) -> str | None:
+async def current_text(path: Path, ctx: HasFiles) -> str | None:
     """The text a change to `path` applies to: the FileAccess's (an editor buffer) when it
     reads, else the disk's; None when `path` is not a UTF-8 text file on disk (absent,
     binary, a directory). A front end uses it for a diff's old text; the previews use it.
     `path` must come from `resolve_in_workspace`."""
     text = await asyncio.to_thread(disk_text, path)
-    files = reader(ctx)
+    files, _ = await routes(path, ctx)
     if text is None or files is None:
         return text
     return await files.read_text(path)

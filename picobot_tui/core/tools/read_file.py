@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.file_access import reader
+from picobot_tui.core.tools.file_access import routes
 from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 
 DEFAULT_LIMIT = 2000
@@ -51,7 +51,7 @@ class ReadFileTool(Tool):
         # Stay inside the result cap so the "read more" offset we give is the right one.
         budget = max(200, ctx.config.tool_result_max_chars - 200)
         shown = display_path(path, ctx)
-        files = reader(ctx)
+        files, _ = await routes(path, ctx)
         if files is None:
             return await asyncio.to_thread(
                 _read_window, path, shown, offset, limit, budget, ctx.scrub

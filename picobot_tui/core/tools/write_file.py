@@ -8,7 +8,7 @@ from typing import Any
 
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError
-from picobot_tui.core.tools.file_access import current_text, reader, writer
+from picobot_tui.core.tools.file_access import current_text, reader, routes
 from picobot_tui.core.tools.paths import FILE_PATH_PARAM, display_path, resolve_in_workspace
 from picobot_tui.core.tools.text import encode_utf8, unified_diff
 
@@ -63,7 +63,7 @@ class WriteFileTool(Tool):
         path = resolve_in_workspace(args["path"], ctx)
         shown = display_path(path, ctx)
         data = encode_utf8(args["content"])
-        files = writer(ctx)
+        _, files = await routes(path, ctx)
         if files is None or not await asyncio.to_thread(_text_or_absent, path):
             # A binary or non-UTF-8 file being replaced is not an editor's text: the disk.
             return await asyncio.to_thread(_write, path, shown, data)
