@@ -18,6 +18,11 @@ from picobot_tui.core.checkpoints.timeline import Timeline, load_timeline
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.tools.base import ToolContext, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
+from tests.headless.conftest import (  # noqa: F401 (fixtures of the console-script tests)
+    configured_home,
+    llm_server,
+    server,
+)
 
 KEY = "cli:c0ffee00-20260101-000000"
 KINDS = ("plain", "git", "ignored", "binary", "symlink")
