@@ -82,7 +82,8 @@ class Recorder:
             new = after.get(path, ABSENT)
             if old.same_content(new):
                 continue
-            if old.kind == new.kind == "unknown" and (old.sha == new.sha or not ok):
+            same = old.sha is not None and old.sha == new.sha
+            if old.kind == new.kind == "unknown" and (same or not ok):
                 continue  # not read (too big): changed only when the tool says it wrote
             changes.append(self._record(key, turn, call, tool, workspace, path, old, new))
         return changes
