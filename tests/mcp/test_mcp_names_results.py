@@ -172,12 +172,20 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, config=ToolsConfig(tool_result_max_chars=limit))
     registry = ToolRegistry([], ctx, Scrubber([secret], include_env=False))
     config = McpServerConfig(command=sys.executable, args=[str(TEST_SERVER)], env={"K": secret})
-    manager = McpManager({"t": config}, workspace=tmp_path, registry=registry, connect_timeout=30)
+    # "t!" sanitises to "t" too: its tools get names of their own, not t's.
+    servers = {"t": config, "t!": config.model_copy()}
+    manager = McpManager(servers, workspace=tmp_path, registry=registry, connect_timeout=30)
 
     async def scenario() -> None:
         manager.start()
         try:
             assert await manager.wait_ready(60) == []
+            first, second = manager.tool_names("t"), manager.tool_names("t!")
+            assert "mcp_t_echo" in first and len(first) == len(second) == 7
+            assert not set(first) & set(second) and all(VALID.match(n) for n in second)
+            assert set(registry.names()) == set(first) | set(second)
+            other = next(n for n in second if n.startswith("mcp_t_echo_"))
+            assert (await registry.call(other, {"text": "from t!"})).content == "from t!"
             noisy = await registry.call("mcp_t_noisy", {"size": 100_000})
             echoed = await registry.call("mcp_t_echo", {"text": f"key={secret}"})
         finally:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from picobot_tui.core.mcp.config import McpServerConfig
-from picobot_tui.core.mcp.names import server_prefix
+from picobot_tui.core.mcp.names import plain_name, sanitize, server_prefix
 from picobot_tui.core.mcp.server import McpServer, _describe, load_sdk
 from picobot_tui.core.mcp.tool import McpTool
 from picobot_tui.core.tools.registry import ToolRegistry
@@ -137,13 +137,28 @@ class McpManager:
         for name in self._offered.pop(server.name, []):
             self.registry.remove(name)
         taken = set(self.registry.names())
+        shadowed = self._shadowed(server.name)
         names = []
         for spec in server.tools:
-            tool = McpTool(server, spec, taken, self.connect_timeout)
+            # A server named like an earlier one once sanitised ("t!" after "t") always
+            # takes the hashed names: which name means which server must not depend on
+            # which of them connected first.
+            reserved = taken | {plain_name(server.name, spec.name)} if shadowed else taken
+            tool = McpTool(server, spec, reserved, self.connect_timeout)
             taken.add(tool.name)
             self.registry.add(tool)
             names.append(tool.name)
         self._offered[server.name] = names
+
+    def _shadowed(self, server: str) -> bool:
+        """Whether a server before this one in the config has the same sanitised name."""
+        mine = sanitize(server)
+        for name in self.servers:
+            if name == server:
+                return False
+            if sanitize(name) == mine:
+                return True
+        return False
 
     def tool_names(self, server: str) -> list[str]:
         """The model-facing names of a server's tools."""

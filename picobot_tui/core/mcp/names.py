@@ -23,7 +23,7 @@ def tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozens
     Too long or already taken (two server tools that sanitise alike): cut, and end with a
     short hash of the exact pair, so the same pair always gets the same name.
     """
-    name = f"{PREFIX}{sanitize(server)}_{sanitize(tool)}"
+    name = plain_name(server, tool)
     if len(name) <= MAX_NAME and name not in taken:
         return name
     digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()
@@ -32,6 +32,12 @@ def tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozens
         if candidate not in taken:
             return candidate
     raise ValueError(f"no free tool name for {server}/{tool}")  # 40 hex digits collide
+
+
+def plain_name(server: str, tool: str) -> str:
+    """`mcp_<server>_<tool>` sanitised, before any cut or hash (put it in `taken` to have
+    `tool_name` give the hashed form)."""
+    return f"{PREFIX}{sanitize(server)}_{sanitize(tool)}"
 
 
 def server_prefix(server: str) -> str:
