@@ -331,19 +331,23 @@ async def _call_overhead(config: Path, reps: int, started: float) -> Result:
             if i >= 3 and time.monotonic() - budget_start > 60:
                 print(f"    (time budget reached: {i} repetitions instead of {reps})")
                 break
-            order = ["mcp", "sdk", "noop", "raw"]
-            if i % 2:
-                order.reverse()
-            for arm in order:
-                if arm == "raw":
-                    times = await _raw(client, CALLS)
-                else:
-                    times, d = await _turns(rt.loop, sessions[arm], model, tools[arm], CALLS)
-                    durations[arm].append(median(d))
-                    if arm == "sdk":
-                        sdk_in_tool.append(median(in_tool))
-                        in_tool.clear()
-                per[arm].append(median(times) * 1000)
+            # The three kinds of turn interleaved call by call (rotated), so a change of
+            # load hits all of them alike; then the raw calls back to back.
+            times: dict[str, list[float]] = {arm: [] for arm in tools}
+            took: dict[str, list[float]] = {arm: [] for arm in tools}
+            arms = list(tools)
+            for j in range(CALLS):
+                k = (i + j) % len(arms)
+                for arm in arms[k:] + arms[:k]:
+                    t, d = await _turns(rt.loop, sessions[arm], model, tools[arm], 1)
+                    times[arm] += t
+                    took[arm] += d
+            for arm in tools:
+                per[arm].append(median(times[arm]) * 1000)
+                durations[arm].append(median(took[arm]))
+            sdk_in_tool.append(median(in_tool))
+            in_tool.clear()
+            per["raw"].append(median(await _raw(client, CALLS)) * 1000)
         for session in [*sessions.values(), warm]:
             session.close()
     through = [m - n for m, n in zip(per["mcp"], per["noop"], strict=True)]
