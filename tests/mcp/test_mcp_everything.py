@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +70,8 @@ def everything_http() -> Iterator[dict[str, str]]:
             assert proc.stderr is not None
             for line in proc.stderr:  # until the shim says where it listens
                 if line.startswith("LISTENING "):
+                    # The rest is drained, so a chatty server never blocks on a full pipe.
+                    threading.Thread(target=proc.stderr.read, daemon=True).start()
                     port, address = line.split()[1:3]
                     assert address == "127.0.0.1"
                     urls["streamable" if mode == "streamableHttp" else "sse"] = (

@@ -31,19 +31,21 @@ def test_calls_results_and_failures_through_the_console_script(
 ) -> None:
     """One `-m --yes` run: mcp-server-time, then the test server's isError, a call that
     never answers (toolTimeout), a server killed mid-call, and the reconnect after it."""
-    marker = tmp_path / "marker"
+    marker, slow_marker = tmp_path / "marker", tmp_path / "slow"
     write_mcp_config(
         configured_home,
         {
             "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
-            "t": test_server_entry(marker, toolTimeout=0.5),
+            "t": test_server_entry(marker),
+            # Its own server, so the short toolTimeout applies to the call that never ends.
+            "slow": test_server_entry(slow_marker, toolTimeout=0.5),
         },
     )
     llm_server.script(
         [
             tool_call_reply("mcp_time_get_current_time", {"timezone": "UTC"}, id="time"),
             tool_call_reply("mcp_t_fail", {"reason": "no such city"}, id="fail"),
-            tool_call_reply("mcp_t_sleep", {"seconds": 3600}, id="sleep"),
+            tool_call_reply("mcp_slow_sleep", {"seconds": 3600}, id="sleep"),
             tool_call_reply("mcp_t_crash", {}, id="crash"),
             tool_call_reply("mcp_t_echo", {"text": "back again"}, id="echo"),
             text_reply("All done."),
@@ -65,7 +67,7 @@ def test_calls_results_and_failures_through_the_console_script(
     # Never answers: the call fails as timed out, and the server was told to stop.
     assert tools["sleep"]["status"] == "error"
     assert "did not answer within 0.5 s (toolTimeout)" in str(tools["sleep"]["content"])
-    assert (marker / "call-sleep").exists() and (marker / "cancelled").exists()
+    assert (slow_marker / "call-sleep").exists() and (slow_marker / "cancelled").exists()
 
     # Killed mid-call: a clear error, then the next call reconnects (a new process).
     assert tools["crash"]["status"] == "error"
