@@ -14,11 +14,13 @@ from tests.checkpoints.conftest import Agent, dot_git_hash, tree_state
 def _agent_turns(agent: Agent, kind: str) -> None:
     """Two turns that edit, create, delete and chmod through every file-changing tool."""
     agent.call(1, "edit_file", path="src/app.py", old_text="return 1", new_text="return 2")
-    agent.call(1, "write_file", path="src/new/made.py", content="print('new')\n")
+    agent.call(1, "write_file", path="src/new/deep/made.py", content="print('new')\n")
+    agent.call(1, "write_file", path="src/new/also.py", content="")
     agent.call(1, "todo", action="add", text="check the build")
     agent.call(1, "exec", command="printf 'x\\n' >> README.md && rm run.sh && chmod +x src/app.py")
     agent.call(2, "write_file", path="README.md", content="rewritten\n")
-    agent.call(2, "exec", command="mkdir -p gen && printf '\\000\\377' > gen/out.bin")
+    agent.call(2, "exec", command="mkdir -p gen/x && printf '\\000\\377' > gen/x/out.bin")
+    agent.call(2, "exec", command="printf 'two' > gen/two.txt")
     if kind == "ignored":
         agent.call(2, "exec", command="printf 'new' > build/new.o && rm build/old.o")
     if kind == "binary":
@@ -51,7 +53,7 @@ def test_rewind_restores_exact_state_and_leaves_dot_git_alone(workspace):
         assert os.readlink(ws / "link-in") == "src/app.py"
         assert (ws.parent / "outside" / "secret.txt").read_text() == "outside\n"
     assert after == before
-    assert not (ws / "gen").exists() or not any((ws / "gen").iterdir())
+    assert not (ws / "gen").exists() and not (ws / "src" / "new").exists()
     if git_before is not None:
         assert dot_git_hash(ws) == git_before
 

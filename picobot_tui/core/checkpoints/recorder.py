@@ -61,7 +61,7 @@ class Recorder:
     def capture(self, paths: list[Path]) -> dict[Path, FileState]:
         """Each file's state now, its bytes kept (within checkpoints.maxFileBytes)."""
         out = {p: read_state(p, self.config.max_file_bytes, self.store) for p in paths}
-        self._wrote(sum(s.size for s in out.values()))
+        self._check_limits()
         return out
 
     def commit(
@@ -138,9 +138,14 @@ class Recorder:
         limit = self.config.max_file_bytes
         contents = shadow.blobs([i for d in diffs for i in (d.old_id, d.new_id)])
         changes = []
+        old_folders: set[str] | None = None
         for d in diffs:
             path = workspace / d.path
             before = self._git_state(d.old_mode, d.old_id, contents, limit)
+            if before.kind == "absent" and "/" in d.path:
+                if old_folders is None:
+                    old_folders = shadow.folders(old)
+                before = _absent_in(workspace, d.path, old_folders)
             after = self._git_state(d.new_mode, d.new_id, contents, limit)
             if after.kind == "file" and after.mode is not None:
                 # git keeps only the exec bit; the file as it is now has its exact mode.
@@ -165,7 +170,7 @@ class Recorder:
             state = state_of_bytes(data, 0o777, limit, self.store, "link")
         else:
             state = state_of_bytes(data, 0o755 if mode == _EXEC else 0o644, limit, self.store)
-        self._wrote(state.size)
+        self._check_limits()
         return state
 
     def not_checkpointed(self, key: str, turn: int, call: str, tool: str, reason: str) -> None:
@@ -182,11 +187,12 @@ class Recorder:
 
     # ------------------------------------------------------------ limits
 
-    def _wrote(self, n: int) -> None:
-        self._written += n
-        if not self._checked or self._written > self.config.max_bytes // 20:
+    def _check_limits(self) -> None:
+        """Enforce maxBytes once per process, then whenever the blobs written since could
+        have crossed it (a twentieth of it)."""
+        if not self._checked or self.store.written - self._written > self.config.max_bytes // 20:
             self._checked = True
-            self._written = 0
+            self._written = self.store.written
             from picobot_tui.core.checkpoints.limits import enforce
 
             try:
@@ -212,3 +218,14 @@ def recorder_for(settings: CoreSettings) -> Recorder | None:
 
 
 __all__ = ["NotCheckpointed", "Recorder", "recorder_for"]
+
+
+def _absent_in(workspace: Path, rel: str, folders: set[str]) -> FileState:
+    """A file new in the tree: the folders above it the old tree did not have (git keeps
+    no empty folder, so one that was empty before counts as new)."""
+    missing = []
+    parent = Path(rel).parent
+    while str(parent) != "." and str(parent) not in folders:
+        missing.append(str(workspace / parent))
+        parent = parent.parent
+    return FileState("absent", dirs=tuple(missing)) if missing else ABSENT

@@ -44,12 +44,15 @@ class FileState:
     mode: int | None = None
     size: int = 0
     reason: str | None = None
+    dirs: tuple[str, ...] | None = None
+    """`absent` only: the folders above the file that did not exist either, deepest first
+    (a restore removes them again when they are empty)."""
 
     @property
     def restorable(self) -> bool:
         return self.kind != "unknown"
 
-    def same_content(self, other: FileState) -> bool:
+    def same_content(self, other: FileState) -> bool:  # folders left aside
         """Whether both name the same thing on disk (kind, bytes and mode)."""
         if self.kind != other.kind:
             return False
@@ -58,7 +61,10 @@ class FileState:
         return self.sha is not None and self.sha == other.sha and self.mode == other.mode
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        out = {k: v for k, v in asdict(self).items() if v is not None}
+        if self.dirs is not None:
+            out["dirs"] = list(self.dirs)
+        return out
 
     @staticmethod
     def from_json(obj: Any) -> FileState:
@@ -67,12 +73,14 @@ class FileState:
             sha = obj.get("sha") if isinstance(obj, dict) else None
             return FileState("unknown", sha if isinstance(sha, str) else None, reason=reason)
         mode = obj.get("mode")
+        dirs = obj.get("dirs")
         return FileState(
             obj["kind"],
             obj.get("sha") if isinstance(obj.get("sha"), str) else None,
             mode if isinstance(mode, int) else None,
             int(obj.get("size") or 0),
             obj.get("reason"),
+            tuple(str(d) for d in dirs) if isinstance(dirs, list) else None,
         )
 
 
@@ -144,10 +152,8 @@ def read_state(path: Path, max_bytes: int, store: CheckpointStore | None = None)
     Never follows a final symbolic link. Blocking."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
-        return ABSENT
-    except NotADirectoryError:
-        return ABSENT
+    except (FileNotFoundError, NotADirectoryError):
+        return absent(path)
     except OSError as e:
         return FileState("unknown", reason=f"cannot read it: {e.strerror or e}")
     mode = stat.S_IMODE(st.st_mode)
@@ -173,6 +179,16 @@ def read_state(path: Path, max_bytes: int, store: CheckpointStore | None = None)
     except OSError as e:
         return FileState("unknown", reason=f"cannot read it: {e.strerror or e}")
     return state_of_bytes(data, mode, max_bytes, store)
+
+
+def absent(path: Path) -> FileState:
+    """`path` does not exist: with the folders above it that do not exist either."""
+    missing = []
+    parent = path.parent
+    while parent != parent.parent and not os.path.lexists(parent):
+        missing.append(str(parent))
+        parent = parent.parent
+    return FileState("absent", dirs=tuple(missing)) if missing else ABSENT
 
 
 def state_of_bytes(

@@ -116,6 +116,11 @@ def apply_restore(
             result.failed.append((item, getattr(e, "strerror", None) or str(e)))
         else:
             result.restored.append(item)
+    # The folders made for removed files go too, deepest first, those left empty only.
+    folders = {d for item in result.restored for d in (item.target.dirs or ())}
+    for folder in sorted(folders, key=lambda d: d.count(os.sep), reverse=True):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
     return result
 
 

@@ -191,6 +191,13 @@ class ShadowGit:
             )
         return found
 
+    def folders(self, tree: str) -> set[str]:
+        """Every folder tree `tree` holds (relative paths)."""
+        if not tree or tree == _EMPTY_TREE:
+            return set()
+        out = self._run("ls-tree", "-r", "-d", "--name-only", "-z", tree)
+        return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
     def blobs(self, ids: list[str]) -> dict[str, bytes]:
         """The contents of blobs `ids` (missing ones left out), in one git call."""
         wanted = [i for i in dict.fromkeys(ids) if i and set(i) != {"0"}]

@@ -78,6 +78,8 @@ class CheckpointStore:
         self.sessions = self.root / "sessions"
         self.git = self.root / "git"
         self._made: set[Path] = set()
+        self.written = 0
+        """Bytes of blobs this instance wrote (what the maxBytes check counts)."""
 
     # ------------------------------------------------------------ folders
 
@@ -106,6 +108,7 @@ class CheckpointStore:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        self.written += len(data)
         return sha
 
     def get(self, sha: str) -> bytes:
