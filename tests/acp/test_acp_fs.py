@@ -79,6 +79,10 @@ class EditorClient(RecordingClient):
         return WriteTextFileResponse()
 
 
+def writes(client: EditorClient) -> list[Path]:
+    return [p for m, p in client.fs_calls() if m == WRITE]
+
+
 def tool_results(body: dict[str, Any]) -> list[str]:
     """The tool results the model was sent, in order."""
     return [str(m.get("content")) for m in body["messages"] if m.get("role") == "tool"]
@@ -140,7 +144,10 @@ async def test_write_and_edit_land_in_the_client_not_on_disk(
     assert client.buffers[app] == "y = 20  # unsaved\n"
     assert not new.exists() and new.parent.is_dir()
     assert app.read_text() == "y = 1  # on disk\n"
-    assert client.fs_calls() == [(WRITE, new), (READ, app), (WRITE, app)]
+    # (Other readers of the prior text, checkpoints for one, may read the buffer too.)
+    assert writes(client) == [new, app]
+    assert {p for m, p in client.fs_calls() if m == READ} <= {new, app}
+    assert client.fs_calls().index((READ, app)) < client.fs_calls().index((WRITE, app))
     assert not client.forbidden and not client.problems
 
 
@@ -248,7 +255,8 @@ async def test_read_only_client_reads_its_buffer_and_the_edit_goes_to_disk(
         resp = await agent.say(sid, "edit")
     assert resp.stop_reason == "end_turn"
     assert app.read_text() == "a = 'both'\n"
-    assert client.fs_calls() == [(READ, app)]
+    assert writes(client) == []
+    assert {p for _, p in client.fs_calls()} == {app}
     assert not client.forbidden
 
 
