@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from picobot_tui import __version__
+from picobot_tui.headless.mcp_app import mcp_app
 from picobot_tui.run.exit_codes import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -36,11 +36,7 @@ sessions_app = typer.Typer(
     help="List, show, search, export and prune saved sessions.", no_args_is_help=True
 )
 app.add_typer(sessions_app, name="sessions")
-mcp_app = typer.Typer(
-    help="The configured MCP servers (tools.mcpServers): list them, call a tool.",
-    no_args_is_help=True,
-)
-app.add_typer(mcp_app, name="mcp")
+app.add_typer(mcp_app, name="mcp")  # typer only: its commands load MCP when they run
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -420,50 +416,6 @@ def sessions_diff(
     from picobot_tui.headless.rewind_commands import run_diff
 
     raise typer.Exit(run_diff(session_id, turn))
-
-
-_MCP_WORKSPACE = "The workspace: a stdio server's working directory unless its `cwd` is set."
-_MCP_LOGS = "Show runtime logs and the servers' stderr on stderr."
-
-
-def _run_mcp(run: Callable[[], int]) -> NoReturn:
-    from picobot_tui.run.options import RunError
-
-    try:
-        code = run()
-    except RunError as e:
-        _fail(e.message, e.code)
-    raise typer.Exit(code)
-
-
-@mcp_app.command("list")
-def mcp_list(
-    workspace: Annotated[Path | None, typer.Option(help=_MCP_WORKSPACE)] = None,
-    logs: Annotated[bool, typer.Option(help=_MCP_LOGS)] = False,
-) -> None:
-    """Connect to every server: its transport, state, tools, connect time (exit 1 if one failed)."""
-    from picobot_tui.headless.mcp_commands import run_list
-    from picobot_tui.run.options import RunOptions
-
-    _run_mcp(lambda: run_list(RunOptions(workspace=workspace, logs=logs)))
-
-
-@mcp_app.command("call")
-def mcp_call(
-    server: Annotated[str, typer.Argument(help="The server's name in tools.mcpServers.")],
-    tool: Annotated[str, typer.Argument(help="The tool's name (or its mcp_<server>_<tool>).")],
-    args: Annotated[
-        str, typer.Option("--args", help="The arguments, one JSON object: '{\"a\": 1}'.")
-    ] = "{}",
-    workspace: Annotated[Path | None, typer.Option(help=_MCP_WORKSPACE)] = None,
-    logs: Annotated[bool, typer.Option(help=_MCP_LOGS)] = False,
-) -> None:
-    """Call one tool without a model; print what the model would read (exit 1 for an error)."""
-    from picobot_tui.headless.mcp_commands import run_call
-    from picobot_tui.run.options import RunOptions
-
-    opts = RunOptions(workspace=workspace, logs=logs)
-    _run_mcp(lambda: run_call(opts, server, tool, args))
 
 
 @app.command()
