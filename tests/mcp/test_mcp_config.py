@@ -113,3 +113,22 @@ def test_every_front_end_refuses_it_before_starting_anything(picobot_home: Path)
     assert not (picobot_home / "sessions").exists() or not any(
         (picobot_home / "sessions").glob("*.jsonl")
     )
+
+
+def test_the_readme_example_is_a_valid_config(picobot_home: Path) -> None:
+    import re
+
+    from picobot_tui.config.settings import load_settings
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## MCP servers\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```jsonc\n(.*?)```", section, re.S)
+    assert match, "the section has no config example"
+    (picobot_home / "config.json").write_text(match.group(1))
+    settings, warnings = load_settings()
+    assert warnings == []
+    servers = settings.tools.mcp_servers
+    transports = {name: s.transport for name, s in servers.items()}
+    assert transports == {"time": "stdio", "git": "stdio", "notes": "http", "legacy": "sse"}
+    assert servers["time"].trust == "auto" and servers["git"].tool_timeout == 30
+    assert servers["git"].enabled_tools == ["git_status", "git_diff", "git_log"]
