@@ -5,11 +5,11 @@ hint for the client's icons and shortcuts):
 
   optionId        kind           picobot
   allow           allow_once     "allow": this call
-  allow_session   allow_always   "allow_session": the tool (or web_fetch's host) until the
-                                 session ends (the agent process), never saved
   always          allow_always   "always": saved to config.json (tools.alwaysAllow, exec's
                                  command prefix rule, or tools.web.allowHosts); not offered
                                  for exec when no command prefix is safe to save
+  allow_session   allow_always   "allow_session": the tool (or web_fetch's host) until the
+                                 session ends (the agent process), never saved
   deny            reject_once    "deny": this call
 
 The tool call the client shows carries the same preview the TUI's modal shows (the whole
@@ -41,12 +41,14 @@ def options_for(req: ApprovalRequest) -> list[s.PermissionOption]:
         always_label = f"Always allow {req.name} (saved)"
         if req.name == "exec":
             always_label = f"Always allow `{req.prefix} …` (saved)" if req.prefix else None
-    options = [
-        s.PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once"),
-        s.PermissionOption(option_id=ALLOW_SESSION, name=session_label, kind="allow_always"),
-    ]
+    # "always" first of the allow_always kind: a client that picks by kind gets picobot's
+    # "always", as the protocol means it ("remember this choice").
+    options = [s.PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once")]
     if always_label is not None:
         options.append(s.PermissionOption(option_id=ALWAYS, name=always_label, kind="allow_always"))
+    options.append(
+        s.PermissionOption(option_id=ALLOW_SESSION, name=session_label, kind="allow_always")
+    )
     options.append(s.PermissionOption(option_id=DENY, name="Reject", kind="reject_once"))
     return options
 

@@ -456,10 +456,7 @@ class PicobotAgent:
                 await self._send(acp_s, agent_text(event.text))
         elif isinstance(event, ToolCallStarted):
             await self._send(acp_s, acp_s.calls.started(event))
-            tools = acp_s.runtime.tools
-            if isinstance(event.arguments, dict) and not tools.needs_approval(
-                event.name, event.arguments
-            ):
+            if self._runs_unasked(acp_s, event):
                 await self._send(acp_s, acp_s.calls.in_progress(event.id))
         elif isinstance(event, ToolCallFinished):
             await self._send(acp_s, acp_s.calls.finished(event))
@@ -480,6 +477,20 @@ class PicobotAgent:
                     content=s.TextContentBlock(type="text", text=note + "\n"),
                 ),
             )
+
+    @staticmethod
+    def _runs_unasked(acp_s: AcpSession, event: ToolCallStarted) -> bool:
+        """The call runs now, without a permission request (then in_progress is sent once
+        the user allows it, and never for a call the policy refuses)."""
+        from picobot_tui.core.approval import approval_needed
+
+        args, tools = event.arguments, acp_s.runtime.tools
+        if not isinstance(args, dict):
+            return False  # bad arguments: it fails at once
+        if not tools.needs_approval(event.name, args):
+            return True
+        verdict = approval_needed(acp_s.settings, tools, event.id, event.name, args, acp_s.allowed)
+        return verdict == "allow"
 
     async def _send_plan(self, acp_s: AcpSession) -> None:
         from picobot_tui.core.tools.base import ToolError
@@ -519,6 +530,11 @@ class PicobotAgent:
             log.warning("the client failed the permission request for %s: %s", req.id, e)
             return "deny"
         decision = decision_of(response, options)
+        if decision == "allow_session":  # the loop's own state does the same (approval.ask)
+            if req.scope == "host" and req.host:
+                acp_s.allowed.allowed_hosts.add(req.host)
+            else:
+                acp_s.allowed.allowed_tools.add(req.name)
         if decision == "always":
             self._remember(acp_s, req)
         if decision != "deny":

@@ -20,6 +20,7 @@ from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.sessions import Session
+from picobot_tui.core.turn_state import SessionState
 from picobot_tui.run.context import load_checked_settings
 from picobot_tui.run.options import RunOptions
 from picobot_tui.run.runtime import Runtime, build_runtime
@@ -55,6 +56,8 @@ class AcpSession:
     """The model, its key and the token budget were checked (on the first prompt)."""
     calls: ToolCalls = field(init=False)
     usage: Usage = field(default_factory=Usage)
+    allowed: SessionState = field(default_factory=lambda: SessionState(history=[]))
+    """What "allow for this session" allowed (a mirror of the loop's, for the statuses)."""
 
     def __post_init__(self) -> None:
         self.calls = ToolCalls(self.cwd)
