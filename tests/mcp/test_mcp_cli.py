@@ -221,3 +221,18 @@ def test_a_server_that_never_answers_is_reported_after_the_connect_timeout(home:
     res = run_cli(home, "mcp", "call", "mute", "anything")
     assert res.returncode == 1
     assert "MCP server `mute`: still connecting after 1 s" in res.stderr
+
+
+def test_call_of_a_tool_that_times_out_or_kills_its_server_exits_1(home: Path) -> None:
+    server = {"command": sys.executable, "args": [str(TEST_SERVER)], "toolTimeout": 0.5}
+    write_mcp_config(home, {"t": server})
+    res = run_cli(home, "mcp", "call", "t", "sleep", "--args", '{"seconds": 600}')
+    assert res.returncode == 1
+    assert res.stdout == (
+        "Error: `sleep` on MCP server `t` did not answer within 0.5 s (toolTimeout); "
+        "the call was cancelled\n"
+    )
+    res = run_cli(home, "mcp", "call", "t", "crash")
+    assert res.returncode == 1
+    assert res.stdout.startswith("Error: MCP server `t` closed the connection during `crash`")
+    no_traceback(res)
