@@ -57,3 +57,46 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def atomic_write_many(files: list[tuple[Path, bytes, int]]) -> list[OSError | None]:
+    """Replace several files, each whole with `mode` as its permission bits: the guarantee
+    of `atomic_write` per file (a crash leaves each one old or new, never half), with one
+    sync for all of them instead of two fsyncs per file (a rewind of 100 files took 1.6 s).
+
+    Every temp file is written first, then `os.sync()` makes their data durable, then each
+    is renamed over its file, then each folder is fsynced once. Returns one entry per file:
+    None when it was replaced, else the OSError that kept it as it was.
+    """
+    errors: list[OSError | None] = [None] * len(files)
+    temps: list[str | None] = [None] * len(files)
+    for i, (path, data, mode) in enumerate(files):
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                if mode != 0o600:
+                    os.fchmod(f.fileno(), mode)
+                f.write(data)
+            temps[i] = tmp
+        except OSError as e:
+            errors[i] = e
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    os.sync()
+    folders: set[Path] = set()
+    for i, (path, _data, _mode) in enumerate(files):
+        tmp = temps[i]
+        if tmp is None:
+            continue
+        try:
+            os.replace(tmp, path)
+            folders.add(path.parent)
+        except OSError as e:
+            errors[i] = e
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    for folder in folders:
+        _fsync_dir(folder)
+    return errors

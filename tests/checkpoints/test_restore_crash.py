@@ -51,7 +51,11 @@ def test_sigkill_mid_restore_leaves_old_or_new(tmp_path):
         )
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("restoring")
-        time.sleep(rng.uniform(0.0, 0.2))  # a random point of the restore, not a timing check
+        # Once the first file is back (the renames have begun), a random point after it.
+        first = ws / "f000.txt"
+        while first.read_bytes() != old[0] and proc.poll() is None:
+            time.sleep(0.001)
+        time.sleep(rng.uniform(0.0, 0.15))  # where to kill, not a timing check
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         seen = {"old": 0, "new": 0}

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from picobot_tui.core.atomic_write import atomic_write
+from picobot_tui.core.atomic_write import atomic_write, atomic_write_many
 from picobot_tui.core.checkpoints.records import FileState, Uncheckpointed, read_state
 from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore
 from picobot_tui.core.checkpoints.timeline import Timeline
@@ -104,12 +104,36 @@ def plan_restore(
 def apply_restore(
     store: CheckpointStore, plan: RestorePlan, overwrite: frozenset[Path] | set[Path] = frozenset()
 ) -> RestoreResult:
-    """Restore the plan's files (conflicts only when in `overwrite`). Blocking."""
+    """Restore the plan's files (conflicts only when in `overwrite`). Blocking.
+
+    Regular files are written in one batch (`atomic_write_many`: one sync for all, each file
+    replaced by a rename), then links, then the removals and the folders made for them."""
     result = RestoreResult()
+    chosen: list[FileRestore] = []
     for item in plan.to_restore:
         if item.conflict and item.path not in overwrite:
             result.kept.append(item)
+        else:
+            chosen.append(item)
+    files: list[tuple[FileRestore, bytes]] = []
+    others: list[FileRestore] = []
+    for item in chosen:
+        if item.target.kind != "file":
+            others.append(item)
             continue
+        try:
+            data = _prepare(store, item.path, item.target)
+        except (OSError, CheckpointError) as e:
+            result.failed.append((item, getattr(e, "strerror", None) or str(e)))
+        else:
+            files.append((item, data))
+    batch = [(i.path, data, _mode(i.target)) for i, data in files]
+    for (item, _), error in zip(files, atomic_write_many(batch), strict=True):
+        if error is None:
+            result.restored.append(item)
+        else:
+            result.failed.append((item, error.strerror or str(error)))
+    for item in others:
         try:
             restore_file(store, item.path, item.target)
         except (OSError, CheckpointError) as e:
@@ -122,6 +146,21 @@ def apply_restore(
         with contextlib.suppress(OSError):
             os.rmdir(folder)
     return result
+
+
+def _mode(target: FileState) -> int:
+    return target.mode if target.mode is not None else 0o644
+
+
+def _prepare(store: CheckpointStore, path: Path, target: FileState) -> bytes:
+    """The bytes of a regular file to put back, its folder made, a link in its place gone."""
+    if target.sha is None:
+        raise CheckpointError(f"{path} was not kept ({target.reason or 'not undoable'})")
+    data = store.get(target.sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink():
+        path.unlink()  # the file goes back where the link was, not where it points
+    return data
 
 
 def restore_file(store: CheckpointStore, path: Path, target: FileState) -> None:
