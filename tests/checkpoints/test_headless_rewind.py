@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.headless.conftest import run_cli, session_files
+from tests.headless.conftest import run_cli, run_on_pty, session_files
 from tests.support.openai_server import OpenAITestServer
 from tests.support.openai_steps import text_reply, tool_call_reply
 
@@ -49,6 +49,8 @@ def test_diff_then_rewind_over_a_user_edit(configured_home, llm_server, tmp_path
     whole = run_cli(configured_home, "sessions", "diff", key)
     assert whole.returncode == 0, whole.stderr
     assert "\x1b[" not in whole.stdout  # a pipe: plain text
+    code, shown, _ = run_on_pty(configured_home, "sessions", "diff", key)
+    assert code == 0 and "\x1b[32m+A" in shown and "file(s), +" in shown  # a terminal: colour
     turn2 = run_cli(configured_home, "sessions", "diff", key, "--turn", "2")
     assert "+A\n" in turn2.stdout and "BETA" not in turn2.stdout.replace(" BETA", "")
     text_only = "".join(
