@@ -20,12 +20,14 @@ answers so after `session/cancel`) and any option id it did not offer are a "den
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import schema as s
 
 from picobot_tui.acp.updates import kind_of, text_content, title_of
-from picobot_tui.core.approval import ApprovalRequest, Decision
+
+if TYPE_CHECKING:
+    from picobot_tui.core.approval import ApprovalRequest, Decision
 
 log = logging.getLogger("picobot.acp")
 

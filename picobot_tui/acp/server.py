@@ -25,22 +25,12 @@ from acp import schema as s
 from acp.agent.connection import AgentSideConnection
 
 from picobot_tui import __version__
-from picobot_tui.acp.mcp_servers import McpServerProblem, convert
+from picobot_tui.acp.modes import MODES
 from picobot_tui.acp.permissions import decision_of, options_for, tool_call_for
-from picobot_tui.acp.prompt_content import prompt_text
 from picobot_tui.acp.replay import history_updates
-from picobot_tui.acp.sessions import (
-    MODES,
-    SOURCE,
-    AcpSession,
-    CwdBook,
-    build_session_runtime,
-    session_settings,
-)
 from picobot_tui.acp.transport import StdioTransport
 from picobot_tui.acp.updates import agent_text, plan_from_todo
 from picobot_tui.acp.warmup import Warmup
-from picobot_tui.core.approval import ApprovalRequest, Decision
 from picobot_tui.core.events import (
     BudgetChanged,
     ErrorEvent,
@@ -57,6 +47,12 @@ from picobot_tui.core.events import (
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
+
+    from picobot_tui.acp.sessions import AcpSession, CwdBook
+    from picobot_tui.core.approval import ApprovalRequest, Decision
+
+# What initialize needs is imported above; the core, the config and the session wiring are
+# imported when a session is opened (`picobot acp` answers initialize before they load).
 
 log = logging.getLogger("picobot.acp")
 
@@ -124,6 +120,7 @@ class PicobotAgent:
     def _prepare(self) -> tuple[Any, CwdBook]:
         """The config as found (for logging, the session store and the cwd book). A config
         error is raised again by every session request, with the config's own message."""
+        from picobot_tui.acp.sessions import CwdBook
         from picobot_tui.config.settings import load_settings
         from picobot_tui.core.secrets import Scrubber
         from picobot_tui.core.sessions import SessionStore
@@ -212,6 +209,8 @@ class PicobotAgent:
     ) -> AcpSession:
         store, book = await self._ready()
         path = self._cwd(cwd)
+        from picobot_tui.acp.mcp_servers import McpServerProblem, convert
+
         try:
             servers = convert(mcp_servers)
         except McpServerProblem as e:
@@ -227,6 +226,12 @@ class PicobotAgent:
         return acp_s
 
     def _build(self, cwd: Path, servers: dict[str, Any], key: str | None, store: Any) -> AcpSession:
+        from picobot_tui.acp.sessions import (
+            SOURCE,
+            AcpSession,
+            build_session_runtime,
+            session_settings,
+        )
         from picobot_tui.core.sessions import SessionError, SessionNotFound
         from picobot_tui.run.options import RunError
 
@@ -396,6 +401,8 @@ class PicobotAgent:
     async def _turn(self, acp_s: AcpSession, blocks: list[Any]) -> s.PromptResponse:
         try:
             await self._check(acp_s)
+            from picobot_tui.acp.prompt_content import prompt_text
+
             text = await prompt_text(blocks, acp_s.runtime.tools)
         except asyncio.CancelledError:
             _uncancel()

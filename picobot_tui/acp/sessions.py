@@ -30,13 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("picobot.acp")
 
-MODES = {
-    "default": ("Default", "Ask before file changes and commands (tools.approval as configured)."),
-    "read-only": (
-        "Read-only",
-        "Reads only: file changes and commands are refused (tools.approval readonly).",
-    ),
-}
 SOURCE = "acp"
 
 
