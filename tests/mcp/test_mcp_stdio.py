@@ -15,7 +15,13 @@ import pytest
 from tests.headless.conftest import cli_env, picobot_exe, read_messages, run_cli, session_files
 from tests.mcp.conftest import JsonAgent, test_server_entry, wait_for, write_mcp_config
 from tests.support.mcp_test_server import STDERR_LINE
-from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
+from tests.support.openai_server import (
+    OpenAITestServer,
+    ToolCall,
+    text_reply,
+    tool_call_reply,
+    tool_calls_reply,
+)
 from tests.support.sent import as_stored
 
 pytestmark = pytest.mark.e2e
@@ -46,8 +52,14 @@ def test_calls_results_and_failures_through_the_console_script(
             tool_call_reply("mcp_time_get_current_time", {"timezone": "UTC"}, id="time"),
             tool_call_reply("mcp_t_fail", {"reason": "no such city"}, id="fail"),
             tool_call_reply("mcp_slow_sleep", {"seconds": 3600}, id="sleep"),
-            tool_call_reply("mcp_t_crash", {}, id="crash"),
-            tool_call_reply("mcp_t_echo", {"text": "back again"}, id="echo"),
+            # Two calls in one reply: the second runs at once, while the dropped
+            # connection is still being closed, and must wait for the reconnect.
+            tool_calls_reply(
+                [
+                    ToolCall("mcp_t_crash", {}, "crash"),
+                    ToolCall("mcp_t_echo", {"text": "back again"}, "echo"),
+                ]
+            ),
             text_reply("All done."),
         ]
     )
@@ -69,7 +81,8 @@ def test_calls_results_and_failures_through_the_console_script(
     assert "did not answer within 0.5 s (toolTimeout)" in str(tools["sleep"]["content"])
     assert (slow_marker / "call-sleep").exists() and (slow_marker / "cancelled").exists()
 
-    # Killed mid-call: a clear error, then the next call reconnects (a new process).
+    # Killed mid-call: a clear error, then the next call reconnects (a new process), even
+    # right after it.
     assert tools["crash"]["status"] == "error"
     assert "closed the connection during `crash`" in str(tools["crash"]["content"])
     assert tools["echo"] == {**tools["echo"], "status": "ok", "content": "back again"}

@@ -177,7 +177,9 @@ class McpServer:
 
     def _set(self, state: State, error: str | None = None) -> None:
         self.state, self.error = state, error
-        if state in ("connected", "failed", "closed"):
+        # A call that asked for a reconnect waits for that attempt: the dropped connection's
+        # own end ("failed", as its owner finishes closing it) must not wake it first.
+        if state in ("connected", "closed") or (state == "failed" and not self._retry):
             self._ready.set()
         else:
             self._ready.clear()
