@@ -117,8 +117,6 @@ def _message(err: Any) -> str:
         from picobot_tui.core.mcp.config import McpServerConfig
 
         key = str(loc[-1])
-        if to_snake(key) in McpServerConfig.model_fields:  # camelCase in a PICOBOT_ JSON
-            return f"write `{to_snake(key)}`: the JSON of a PICOBOT_ variable takes snake_case"
         keys = [to_camel(f) for f in McpServerConfig.model_fields]
         close = difflib.get_close_matches(to_camel(key), keys, 1)
         guess = f"; did you mean `{close[0]}`?" if close else ""

@@ -71,6 +71,9 @@ def approval_needed(
     host = tools.approval_host(name, args)
     if tools.ctx.read_only is not None and host is None:
         return "untrusted"  # an untrusted workspace: no file change, command or todo write
+    tool = tools.get(name)
+    if tool is not None and tool.trusted:  # MCP `trust: "auto"`: the user's own statement
+        return "allow"
     if host is not None and (
         host_allowed(host, settings.tools.web.allow_hosts) or host in state.allowed_hosts
     ):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_snake
 
 from picobot_tui.core.settings_base import Section
 
@@ -40,7 +41,8 @@ class McpServerConfig(Section):
     tool_timeout: float = Field(default=DEFAULT_TOOL_TIMEOUT, gt=0)
     """Seconds one call may take before it fails as timed out."""
     trust: Literal["ask", "auto"] = "ask"
-    """`ask`: calls follow `tools.approval`; `auto`: calls run without asking."""
+    """`ask`: calls follow `tools.approval`; `auto`: calls run without asking (under every
+    policy, but never in an untrusted workspace)."""
 
     @property
     def transport(self) -> Transport:
@@ -48,8 +50,22 @@ class McpServerConfig(Section):
             return self.type
         return "stdio" if self.command else "http"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _snake_keys(cls, data: Any) -> Any:
+        """camelCase keys (`toolTimeout`) from wherever the entry comes: the config file is
+        converted by the loader, but `PICOBOT_TOOLS__MCP_SERVERS` JSON and ACP clients are not."""
+        if isinstance(data, dict):
+            return {to_snake(k) if isinstance(k, str) else k: v for k, v in data.items()}
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> McpServerConfig:
+        if self.type is None and not self.command and not self.url:
+            raise ValueError(
+                "`command` or `url` is missing: give the program to run (stdio) or the "
+                "server's address (HTTP)"
+            )
         if self.type is None and self.command and self.url:
             raise ValueError("give `command` (a stdio server) or `url` (HTTP), not both")
         if self.transport == "stdio":

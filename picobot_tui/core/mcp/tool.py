@@ -42,9 +42,12 @@ class McpTool(Tool):
         self.description = f"[MCP server {server.name}] {description}"[:MAX_DESCRIPTION]
         self.parameters = _object_schema(spec.input_schema)
         self.connect_timeout = connect_timeout
+        self.trusted = server.config.trust == "auto"
 
     def needs_approval(self, args: dict[str, Any]) -> bool:
-        return self.server.config.trust == "ask"
+        # Always through the policy: `trust: "auto"` (self.trusted) skips the question, but
+        # an untrusted workspace still refuses the call.
+        return True
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         arguments = json.dumps(args, indent=2, ensure_ascii=False)

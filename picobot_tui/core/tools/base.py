@@ -54,6 +54,9 @@ class Tool(ABC):
     parameters: dict[str, Any]
     mutating: ClassVar[bool] = False
     """True when the tool changes files or runs commands: it passes through approval."""
+    trusted: bool = False
+    """The user trusts every call of this tool (an MCP server with `trust: "auto"`): it runs
+    without asking under every policy, but never in an untrusted workspace."""
 
     def needs_approval(self, args: dict[str, Any]) -> bool:
         """Whether this call passes through approval (per call: `todo` reads need none).
