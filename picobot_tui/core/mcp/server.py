@@ -306,7 +306,9 @@ class McpServer:
                 if status is not None:
                     raise _Refused(f"HTTP {status} from {config.url}") from e
                 raise
-            log.info("MCP server %s: Streamable HTTP failed (%s); trying SSE", self.name, e)
+            log.info(
+                "MCP server %s: Streamable HTTP failed (%s); trying SSE", self.name, _describe(e)
+            )
         closed.clear()  # the failed attempt's streams ended: that is not the SSE connection's end
         return await self._enter_sse(stack, closed, info)
 
