@@ -4,11 +4,12 @@ untouched, conflicts asked about, .gitignore honoured, links never followed out.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from picobot_tui.core.checkpoints.diff import file_diffs, turn_stats
 from picobot_tui.core.checkpoints.restore import apply_restore, plan_restore
-from tests.checkpoints.conftest import Agent, dot_git_hash, tree_state
+from tests.checkpoints.conftest import Agent, dot_git_hash, make_workspace, tree_state
 
 
 def _agent_turns(agent: Agent, kind: str) -> None:
@@ -107,3 +108,35 @@ def test_diff_per_turn_and_session(tmp_path):
     assert [d.shown for d in both] == ["a.txt", "b.txt", "c.bin"]
     assert "--- /dev/null\n+++ b/b.txt\n" in both[1].text
     assert both[2].binary and "Binary files /dev/null and b/c.bin differ" in both[2].text
+
+
+def test_the_users_git_hooks_and_config_never_run(tmp_path, monkeypatch):
+    """A global core.hooksPath with a post-index-change hook: the shadow repository's
+    `git add` must not run it (hooks are off), nor touch the user's repository."""
+    ws = tmp_path / "ws"
+    make_workspace(ws, "git")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    marker = tmp_path / "hook-ran"
+    for name in ("post-index-change", "pre-commit", "post-checkout"):
+        (hooks / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        os.chmod(hooks / name, 0o755)
+    home = tmp_path / "user-home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "init", "-q"], cwd=probe, env=env, check=True)
+    (probe / "f").write_text("f")
+    subprocess.run(["git", "add", "f"], cwd=probe, env=env, check=True)
+    assert marker.exists()  # the hook is live for plain git
+    marker.unlink()
+    git_before = dot_git_hash(ws)
+    agent = Agent(ws)
+    agent.call(1, "exec", command="printf 'x' > made.txt")
+    assert [c.shown for c in agent.timeline().changes] == ["made.txt"]
+    assert not marker.exists()
+    assert dot_git_hash(ws) == git_before

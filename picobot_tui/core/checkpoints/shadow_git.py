@@ -134,6 +134,15 @@ class ShadowGit:
         attributes = info / "attributes"
         if not attributes.exists() or attributes.read_bytes() != _ATTRIBUTES:
             attributes.write_bytes(_ATTRIBUTES)
+        # A workspace holding picobot's own folder (an explicit `--workspace ~`): never
+        # snapshot the checkpoints themselves.
+        exclude = b""
+        own = self.dir.parent.parent
+        if own.is_relative_to(self.workspace) and own != self.workspace:
+            exclude = b"/" + os.fsencode(str(own.relative_to(self.workspace))) + b"/\n"
+        path = info / "exclude"
+        if not path.exists() or path.read_bytes() != exclude:
+            path.write_bytes(exclude)
         self._ready = True
 
     @contextlib.contextmanager
