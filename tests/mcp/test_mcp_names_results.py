@@ -28,6 +28,7 @@ from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.manager import McpManager
 from picobot_tui.core.mcp.names import MAX_NAME, sanitize, server_prefix, tool_name
 from picobot_tui.core.mcp.results import to_tool_result
+from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.secrets import MASK, Scrubber
 from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
@@ -172,8 +173,10 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, config=ToolsConfig(tool_result_max_chars=limit))
     registry = ToolRegistry([], ctx, Scrubber([secret], include_env=False))
     config = McpServerConfig(command=sys.executable, args=[str(TEST_SERVER)], env={"K": secret})
-    # "t!" sanitises to "t" too: its tools get names of their own, not t's.
-    servers = {"t": config, "t!": config.model_copy()}
+    # "t!" sanitises to "t" too: its tools get names of their own, not t's. It lists two
+    # more tools: one whose schema refers to $defs, one whose schema is broken.
+    other_config = config.model_copy(update={"args": [str(TEST_SERVER), "--schemas"]})
+    servers = {"t": config, "t!": other_config}
     manager = McpManager(servers, workspace=tmp_path, registry=registry, connect_timeout=30)
 
     async def scenario() -> None:
@@ -181,7 +184,15 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
         try:
             assert await manager.wait_ready(60) == []
             first, second = manager.tool_names("t"), manager.tool_names("t!")
-            assert "mcp_t_echo" in first and len(first) == len(second) == 7
+            assert "mcp_t_echo" in first and (len(first), len(second)) == (7, 8)
+            # The broken schema is not offered (it made every argument check raise); the
+            # server's other tools are, the one with a $ref too.
+            assert [s.name for s in manager.servers["t!"].tools if s.name == "broken"] == []
+            located = next(n for n in second if n.startswith("mcp_t_locate_"))
+            found = await registry.call(located, {"point": {"x": 1, "y": 2.5}})
+            assert (found.ok, found.content) == (True, "at 1,2.5")
+            wrong = await registry.call(located, {"point": {"x": "left"}})
+            assert wrong.status == "error" and "invalid arguments" in wrong.content
             assert not set(first) & set(second) and all(VALID.match(n) for n in second)
             assert set(registry.names()) == set(first) | set(second)
             other = next(n for n in second if n.startswith("mcp_t_echo_"))
@@ -200,3 +211,30 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
         assert echoed.content == f"key={MASK}"
 
     asyncio.run(scenario())
+
+
+# -- schemas ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, None),
+        (
+            {
+                "type": "object",
+                "$defs": {"P/Q": {"type": "object"}, "L": {"allOf": [{"type": "string"}]}},
+                "properties": {
+                    "p": {"$ref": "#/$defs/P~1Q"},
+                    "l": {"$ref": "#/$defs/L/allOf/0"},
+                },
+            },
+            None,
+        ),
+        ({"type": "object", "properties": {"a": {"$ref": "#"}}}, None),  # recursive, fine
+        ({"type": "strng"}, "not a valid JSON Schema"),
+        ({"properties": {"a": {"$ref": "#/$defs/Missing"}}}, "points nowhere in it: #/$defs/"),
+        ({"properties": {"a": {"$ref": "https://example.invalid/s.json"}}}, "points nowhere"),
+    ],
+)
+def test_schema_problem(schema: dict[str, object], problem: str | None) -> None:
+    found = schema_problem(schema)
+    assert found is None if problem is None else (found is not None and problem in found)

@@ -1,10 +1,11 @@
 """A real MCP server (the SDK's MCPServer) for the MCP tests, over stdio by default.
 
-    python -m tests.support.mcp_test_server [--marker DIR] [--tag TEXT]
+    python -m tests.support.mcp_test_server [--marker DIR] [--tag TEXT] [--schemas]
 
 Tools: `echo` (text back), `sleep` (waits `seconds`; huge = never answers), `crash`
 (the process exits mid-call), `image` (an ImageContent), `structured` (structured content),
-`fail` (an isError result), `noisy` (ANSI escapes and `size` characters of text).
+`fail` (an isError result), `noisy` (ANSI escapes and `size` characters of text); with
+`--schemas` also `locate` (a valid $ref) and `broken` (an invalid inputSchema).
 
 With `--marker DIR` the server writes files there so a test can see what it received:
 `started` (its pid) once it runs, `call-<tool>` when a call starts, and `cancelled` (the
@@ -49,8 +50,15 @@ def _mark(marker: Path | None, name: str, text: str = "") -> None:
         tmp.replace(marker / name)  # atomic: a reader never sees half a file
 
 
-def build(marker: Path | None = None) -> MCPServer:
-    """The server with its tools; `marker` is where it records what it received."""
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+def build(marker: Path | None = None, *, schemas: bool = False) -> MCPServer:
+    """The server with its tools; `marker` is where it records what it received. With
+    `schemas`, two more: `locate` (a $ref into $defs, valid) and `broken` (an inputSchema
+    that is not a valid JSON Schema)."""
 
     async def observe(ctx: Any, call_next: Any) -> Any:
         """Middleware: record `notifications/cancelled` (the dispatcher applies it too)."""
@@ -101,6 +109,21 @@ def build(marker: Path | None = None) -> MCPServer:
         """ANSI escapes, then `size` characters of text."""
         return ANSI + " " + "x" * size
 
+    if schemas:
+
+        @server.tool()
+        def locate(point: Point) -> str:
+            """A model-typed argument: its schema refers to $defs."""
+            return f"at {point.x:g},{point.y:g}"
+
+        @server.tool()
+        def broken(value: str = "") -> str:
+            """Listed with a schema no validator accepts."""
+            return value
+
+        tool = server._tool_manager.get_tool("broken")
+        assert tool is not None
+        tool.parameters = {"type": "object", "properties": {"value": {"type": "strng"}}}
     return server
 
 
@@ -108,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--marker", type=Path)
     parser.add_argument("--tag", default="")
+    parser.add_argument("--schemas", action="store_true")
     args = parser.parse_args(argv)
-    server = build(args.marker)
+    server = build(args.marker, schemas=args.schemas)
     _mark(args.marker, "started", str(os.getpid()))
     print(f"{STDERR_LINE} {args.tag}".rstrip(), file=sys.stderr, flush=True)
     server.run("stdio")

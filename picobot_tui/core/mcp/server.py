@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO, cast
 
 from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.tools.base import ToolError
 
 log = logging.getLogger("picobot.mcp")
@@ -47,6 +48,7 @@ class ToolSpec:
 
 def load_sdk() -> None:
     """Import what the owner uses (~0.9 s): callers run this in a thread."""
+    import jsonschema  # noqa: F401  (each listed tool's inputSchema is checked)
     import mcp.client.sse  # noqa: F401
     import mcp.client.stdio  # noqa: F401
     import mcp.client.streamable_http  # noqa: F401
@@ -330,6 +332,12 @@ class McpServer:
             page = await client.list_tools(cursor=cursor)
             for tool in page.tools:
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+                problem = schema_problem(schema)
+                if problem is not None:  # the server's other tools still work
+                    log.warning(
+                        "MCP server %s: tool %s is not offered: %s", self.name, tool.name, problem
+                    )
+                    continue
                 specs.append(ToolSpec(tool.name, tool.description or "", schema))
             cursor = page.next_cursor
             if not cursor:
