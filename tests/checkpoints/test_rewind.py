@@ -65,11 +65,13 @@ def after_mode(ws: Path, rel: str) -> int:
 
 def test_rewind_to_the_second_turn_keeps_the_first(workspace):
     kind, ws = workspace
+    os.chmod(ws / "src" / "app.py", 0o600)  # not git's 0644: known from the edit below
     agent = Agent(ws)
     agent.call(1, "edit_file", path="src/app.py", old_text="return 1", new_text="return 2")
     middle = tree_state(ws)
-    agent.call(2, "write_file", path="src/app.py", content="gone\n")
+    agent.call(2, "write_file", path="README.md", content="gone\n")
     agent.call(2, "exec", command="rm run.sh")  # git keeps the exec bit: 0755 comes back
+    agent.call(2, "exec", command="rm src/app.py")  # its 0600 was seen by edit_file
     apply_restore(agent.store, plan_restore(agent.store, agent.timeline(), 2))
     assert tree_state(ws) == middle
 

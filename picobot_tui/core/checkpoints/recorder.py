@@ -50,6 +50,7 @@ class Recorder:
         self.store = CheckpointStore(root)
         self.config = config
         self._seq: dict[str, int] = {}
+        self._modes: dict[Path, tuple[str, int]] = {}  # path -> (sha, exact mode) last seen
         self._told: set[str] = set()
         self._shadows: dict[Path, ShadowGit] = {}
         self._written = 0
@@ -103,6 +104,8 @@ class Recorder:
             seq = self._next_seq(key)
             change = Change(seq, turn, call, tool, workspace, path, before, after)
             self.store.append(key, change.to_json())
+            if after.kind == "file" and after.sha and after.mode is not None:
+                self._modes[path] = (after.sha, after.mode)
         return change
 
     def _next_seq(self, key: str) -> int:
@@ -157,6 +160,11 @@ class Recorder:
                         and (before.mode or 0) & 0o111 == (now.mode or 0) & 0o111
                     ):
                         before = FileState("file", before.sha, now.mode, before.size)
+            elif before.kind == "file" and before.sha:
+                # Deleted or replaced: the exact mode picobot last saw these bytes with.
+                seen = self._modes.get(path)
+                if seen is not None and seen[0] == before.sha:
+                    before = FileState("file", before.sha, seen[1], before.size)
             changes.append(self._record(key, turn, call, tool, workspace, path, before, after))
         return changes
 
