@@ -14,7 +14,9 @@ overwrites a conflict silently. Exact: bytes and permission bits, files the agen
 removed, files it deleted are recreated (their folders too), links are links again. Each file
 is replaced atomically (a temp file renamed over it, `core/atomic_write.py`), so a crash
 (SIGKILL) mid-restore leaves every file in its old or its new state, never torn.
-Exec changes carry git's modes (the exec bit), and `.gitignore`d files were never recorded.
+Exec changes: a file exec modified keeps its exact mode; one it deleted comes back with the
+mode picobot last saw it with, else git's (0644 or 0755); a chmod by exec that leaves the
+exec bit alone is not seen; `.gitignore`d files are never recorded, so never touched.
 """
 
 from __future__ import annotations
