@@ -4,13 +4,14 @@ Dismisses with "allow", "allow_session", "always", "deny", or a `Denied` carryin
 typed in the reason line (`r` to type it, Enter to deny). For web_fetch the session and
 "always" choices name the host; for exec "always" is the offered command prefix, said exactly
 on the line above the buttons (no prefix offered: no "always"); for the file tools, the tool. The preview is plain text (never markup; escapes arrive made
-visible by the core, and their stand-ins are highlighted here). When the preview leaves
+visible by the core, and their stand-ins are highlighted here). A write/edit diff is shown
+by `DiffView` (side by side when wide, unified when narrow, highlighted by file type), and a
+change the checkpoints could not undo says so above the buttons ("not undoable: …"). When the preview leaves
 something out, a line says how much and `f` opens the whole text in a scrollable view.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -25,16 +26,19 @@ from picobot_tui.core.approval import Denied
 from picobot_tui.core.command_rules import COMMAND_TOOL, prefix_rule
 from picobot_tui.core.visible import visible
 
+from .diff_pane import DiffView, mark_stand_ins
+
+DIFF_TOOLS = ("write_file", "edit_file")
+"""Tools whose preview is a unified diff, shown with the diff view."""
+NOT_UNDOABLE = "not undoable:"
+"""How the checkpoints' line starts when a change cannot be undone (core/checkpoints/hook.py)."""
+
 CHOICES = (
     ("allow", "Allow once", "y"),
     ("allow_session", "Allow for session", "s"),
     ("always", "Always allow", "a"),
     ("deny", "Deny", "n"),
 )
-
-
-# The core's stand-ins for control and invisible characters (picobot_tui.core.visible).
-_STAND_IN_RE = re.compile("[\u2400-\u2421]|\u27e8U\\+[0-9A-F]{4,6}\u27e9")
 
 
 def diff_content(text: str) -> Content:
@@ -53,13 +57,6 @@ def diff_content(text: str) -> Content:
             style = ""
         parts.append((line, style))
     return Content.assemble(*parts)
-
-
-def mark_stand_ins(content: Content) -> Content:
-    """Highlight the stand-ins of escapes and invisible characters, so they stand out."""
-    for m in _STAND_IN_RE.finditer(content.plain):
-        content = content.stylize("bold reverse $text-warning", m.start(), m.end())
-    return content
 
 
 def choices(
@@ -126,6 +123,7 @@ class ApprovalScreen(ModalScreen[str | Denied]):
 
     DEFAULT_CSS = """
     #approval-hidden { height: auto; margin-top: 1; }
+    #approval-not-undoable { height: auto; margin-top: 1; }
     #approval-always { height: auto; margin-top: 1; }
     #approval-reason {
         height: 1; border: none; padding: 0 1; margin-top: 1; background: $panel;
@@ -163,6 +161,9 @@ class ApprovalScreen(ModalScreen[str | Denied]):
         self.hidden = hidden
         self.host = visible(host) if host is not None else None
         self.prefix = prefix if name == COMMAND_TOOL else None
+        first = (preview or "").partition("\n")[0]
+        self.not_undoable = first if first.startswith(NOT_UNDOABLE) else ""
+        """The checkpoints' warning that this change could not be undone ("" when it can)."""
 
     def _preview_renderable(self) -> Content:
         text = self.preview or ""
@@ -196,7 +197,21 @@ class ApprovalScreen(ModalScreen[str | Denied]):
                 id="approval-title",
             )
             with VerticalScroll(id="approval-preview"):
-                yield Static(self._preview_renderable(), id="approval-preview-body")
+                if self.tool_name in DIFF_TOOLS:
+                    # Side by side when wide, unified when narrow, highlighted by file type.
+                    path = self.arguments.get("path")
+                    yield DiffView(
+                        self.preview or "",
+                        path=path if isinstance(path, str) else None,
+                        id="approval-preview-body",
+                    )
+                else:
+                    yield Static(self._preview_renderable(), id="approval-preview-body")
+            if self.not_undoable:
+                yield Static(
+                    Content.styled(self.not_undoable, "bold $text-warning"),
+                    id="approval-not-undoable",
+                )
             if self.hidden:
                 yield Static(
                     Content.assemble(

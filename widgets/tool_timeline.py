@@ -5,6 +5,10 @@ from its own timer unless `live=False`, as in snapshot tests). An entry waiting 
 (`set_waiting`) says so and its timer stands still; once answered it counts from zero, as the
 call's recorded duration does (the tool's time, not the user's). Selecting an entry posts
 `ToolTimeline.Selected(call_id)`; the app scrolls the conversation to that call.
+
+A finished call posts `ToolTimeline.Finished(call_id, name, status)`; when the app learns
+what it changed in files it sets `set_changes(call_id, added, removed)`, the entry shows
+`+a −b`, and selecting it also posts `DiffRequested(call_id)` (the app opens its diff).
 """
 
 from __future__ import annotations
@@ -49,6 +53,22 @@ class ToolTimeline(Vertical):
             super().__init__()
             self.call_id = call_id
 
+    class DiffRequested(Message):
+        """Enter on a call that changed files: show its diff."""
+
+        def __init__(self, call_id: str) -> None:
+            super().__init__()
+            self.call_id = call_id
+
+    class Finished(Message):
+        """A call finished (live or from history): the app may look up what it changed."""
+
+        def __init__(self, call_id: str, name: str, status: str) -> None:
+            super().__init__()
+            self.call_id = call_id
+            self.name = name
+            self.status = status
+
     def __init__(
         self,
         *,
@@ -92,6 +112,7 @@ class ToolTimeline(Vertical):
                 icon = STATUS_ICONS.get(e.status, "?")
                 duration = format_duration(e.duration_ms) if e.duration_ms is not None else ""
             it = f"{e.iteration}/{e.max_iterations}" if e.max_iterations else ""
+            changes = e.extra.get("changes")
             return Content.assemble(
                 (f"{icon} ", f"bold {status_style(e.status)}"),
                 (e.name, "bold"),
@@ -100,6 +121,11 @@ class ToolTimeline(Vertical):
                 "\n  ",
                 (duration, status_style(e.status) if e.status == "running" else "dim"),
                 ("  iter " + it if it else "", "dim"),
+                *(
+                    (("  +" + str(changes[0]), "$text-success"), (f" −{changes[1]}", "$text-error"))
+                    if changes
+                    else ()
+                ),
             )
         icon = "⚠" if e.kind == "stuck" else "↻"
         return Content.assemble(
@@ -142,6 +168,15 @@ class ToolTimeline(Vertical):
             return
         entry.status = status
         entry.duration_ms = duration_ms
+        self.option_list.replace_option_prompt(call_id, self._prompt(entry))
+        self.post_message(self.Finished(call_id, entry.name, status))
+
+    def set_changes(self, call_id: str, added: int, removed: int) -> None:
+        """What the call changed in files: shown as `+a −b`; Enter then opens its diff."""
+        entry = self.entries.get(call_id)
+        if entry is None:
+            return
+        entry.extra["changes"] = (added, removed)
         self.option_list.replace_option_prompt(call_id, self._prompt(entry))
 
     def set_waiting(self, call_id: str, waiting: bool) -> None:
@@ -191,3 +226,5 @@ class ToolTimeline(Vertical):
         event.stop()
         if event.option.id and event.option.id in self.entries:
             self.post_message(self.Selected(event.option.id))
+            if self.entries[event.option.id].extra.get("changes"):
+                self.post_message(self.DiffRequested(event.option.id))

@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui import keys, mcp_wiring, side_panes
+from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -75,7 +75,7 @@ pass (30-90 ms here); at 0.08 s a key press waited behind them, p95 116 ms while
 tokens/s streamed, 71 ms at 0.15 s (bench #5)."""
 
 
-class PicobotApp(App[int]):
+class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
     """picobot's TUI."""
 
     TITLE = "picobot"
@@ -484,7 +484,7 @@ class PicobotApp(App[int]):
         "new_session",
         "toggle_timeline",
         "toggle_gauge",
-        "interrupt",
+        "interrupt_or_rewind",
     }
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -18,13 +18,16 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("clear", "", "clear the screen (the session is kept)"),
     SlashCommand("permissions", "", "list and remove the saved always-allow rules"),
     SlashCommand("mcp", "", "MCP servers: state, tools, errors, connect time"),
+    SlashCommand("rewind", "", "undo to before a message: code, conversation or both (Esc Esc)"),
+    SlashCommand("diff", "[session]", "what this turn (or the session) changed, file by file"),
     SlashCommand("help", "", "show commands and keys"),
     SlashCommand("quit", "", "quit picobot"),
 ]
 
 KEYS_HELP = (
     "Enter send · Shift+Enter/Ctrl+J newline · ↑/↓ history · Tab complete (again: next) · "
-    "PgUp/PgDn scroll · Esc or Ctrl+C interrupt · Ctrl+C twice quit · Ctrl+S sessions · "
+    "PgUp/PgDn scroll · Esc or Ctrl+C interrupt · Esc Esc (idle, empty prompt) rewind · "
+    "Ctrl+C twice quit · Ctrl+S sessions · "
     "Ctrl+N new · Ctrl+T timeline · Ctrl+G gauge · Ctrl+P palette · Ctrl+Q quit · "
     "on a message: y copy, c copy code"
 )
@@ -70,6 +73,9 @@ PALETTE_COMMANDS: list[PaletteCommand] = [
     PaletteCommand("Interrupt", "Stop the running turn (Esc)", "interrupt"),
     PaletteCommand("Permissions", "List and remove the saved always-allow rules", "permissions"),
     PaletteCommand("MCP servers", "Each server's state, tools, errors and connect time", "mcp"),
+    PaletteCommand("Rewind", "Undo to before one of your messages (Esc Esc)", "rewind"),
+    PaletteCommand("Diff of this turn", "What the last turn changed, file by file", "diff"),
+    PaletteCommand("Diff of the session", "Everything this session changed", "diff('session')"),
     PaletteCommand("Help", "Show commands and keys", "help"),
 ]
 
@@ -81,6 +87,7 @@ _SLASH_ACTIONS = {
     "clear": "clear",
     "permissions": "permissions",
     "mcp": "mcp",
+    "rewind": "rewind",
     "help": "help",
     "quit": "quit",
     "exit": "quit",
@@ -99,6 +106,8 @@ def slash_action(name: str, arg: str) -> str:
             return f"model({arg!r})"
         case "copy":
             return "copy_code" if arg == "code" else "copy_last"
+        case "diff":
+            return "diff('session')" if arg == "session" else "diff"
     usage = next((c for c in SLASH_COMMANDS if c.name == name), None)
     hint = f"Usage: /{name} {usage.args}" if usage else "Type /help for the list."
     return f"warn({f'/{name}: {hint}'!r})"

@@ -31,7 +31,8 @@ DEFAULT_KEYS: dict[str, tuple[str, str, str]] = {
     # ctrl+b is tmux's prefix (and moves back a character in shells): g for gauge is free in
     # the terminal, tmux and screen (ctrl+a), and not an editing key of the prompt.
     "toggle_gauge": ("ctrl+g", "toggle_gauge", "Gauge"),
-    "interrupt": ("escape", "interrupt", "Interrupt"),
+    # Esc interrupts a running turn; twice on an empty, idle prompt it opens /rewind.
+    "interrupt": ("escape", "interrupt_or_rewind", "Interrupt"),
     "interrupt_or_quit": ("ctrl+c", "interrupt_or_quit", ""),
     "quit": ("ctrl+q", "quit", "Quit"),
 }

@@ -214,7 +214,7 @@ async def test_prompt_newlines_history_and_completion(settings):
         assert prompt.text == "draft"
 
         prompt.text = ""
-        await pilot.press("/", "r", "e")
+        await pilot.press("/", "r", "e", "s")  # "/re" is also /rewind
         completions = prompt.completions
         assert completions.display
         ids = [completions.get_option_at_index(i).id for i in range(completions.option_count)]
