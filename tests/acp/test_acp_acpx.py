@@ -1,4 +1,3 @@
-# ruff: noqa: F811 (the fixtures below are imported from tests/headless/conftest.py)
 """End to end with a real ACP client from another ecosystem: acpx (npm `acpx`, pinned in
 tests/acp/node, installed by .ci/run where npm exists) runs `picobot acp` as its agent
 (`acpx --agent "picobot acp" exec ...`) against the local scripted model.
@@ -17,12 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.headless.conftest import (  # noqa: F401 (fixtures)
-    cli_env,
-    configured_home,
-    llm_server,
-    server,
-)
+from tests.headless.conftest import cli_env
 from tests.support.openai_steps import text_reply, tool_call_reply
 
 NODE_DIR = Path(__file__).resolve().parent / "node"

@@ -3,7 +3,6 @@ with real clients"): the console script as a real subprocess, the local scripted
 message on the wire recorded. The contract is the issue's and the protocol's, never the
 agent's internals."""
 
-# ruff: noqa: F811 (the fixtures below are imported from tests/headless/conftest.py)
 from __future__ import annotations
 
 import asyncio
@@ -24,12 +23,7 @@ from tests.acp.client_support import (
     set_tools,
     spawn_agent,
 )
-from tests.headless.conftest import (  # noqa: F401 (fixtures)
-    configured_home,
-    llm_server,
-    read_messages,
-    server,
-)
+from tests.headless.conftest import read_messages
 from tests.support.openai_steps import (
     error,
     keep_alive_forever,
@@ -364,6 +358,25 @@ async def test_permission_reject_leaves_the_file_unwritten(
     # the model was told
     tool_msgs = [m for m in llm_server.last_body["messages"] if m.get("role") == "tool"]
     assert tool_msgs and "den" in json.dumps(tool_msgs).lower()
+
+
+async def test_read_only_mode_refuses_changes_without_asking(
+    configured_home: Path, llm_server
+) -> None:
+    llm_server.script([_write("ro.txt"), text_reply("could not write")])
+    client = RecordingClient()
+    async with spawn_agent(configured_home, client) as agent:
+        await agent.initialize()
+        resp = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[])
+        assert resp.modes is not None
+        assert {m.id for m in resp.modes.available_modes} >= {"default", "read-only"}
+        sid = resp.session_id
+        await agent.conn.set_session_mode(session_id=sid, mode_id="read-only")
+        assert (await agent.say(sid, "write ro.txt")).stop_reason == "end_turn"
+        ws = agent.workspace
+    assert not (ws / "ro.txt").exists()
+    assert client.permissions == []
+    assert client.tool_statuses(sid, tool_id(client, sid))[-1] == "failed"
 
 
 # -- cancellation -----------------------------------------------------------------------------

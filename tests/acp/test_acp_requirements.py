@@ -1,4 +1,3 @@
-# ruff: noqa: F811 (the fixtures below are imported from tests/headless/conftest.py)
 """The ACP conformance kit's v1 requirements (acp-tck, `src/tck/v1/requirements.py`), as
 pytest cases named by their ids, against `picobot acp` as a real subprocess.
 
@@ -42,11 +41,6 @@ from tests.acp.client_support import (
     non_jsonrpc_lines,
     set_tools,
     spawn_agent,
-)
-from tests.headless.conftest import (  # noqa: F401 (fixtures)
-    configured_home,
-    llm_server,
-    server,
 )
 from tests.support.openai_steps import keep_alive_forever, text_reply, tool_call_reply
 
