@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
+from picobot_tui.core.checkpoints.store import FRESH
 from tests.headless.conftest import run_cli, run_on_pty, session_files
 from tests.support.openai_server import OpenAITestServer
 from tests.support.openai_steps import text_reply, tool_call_reply
@@ -118,6 +121,18 @@ def test_branch_keeps_the_original_complete(configured_home, llm_server):
     records = configured_home / "data" / "checkpoints" / "sessions"
     name = key.replace(":", "_", 1) + ".jsonl"
     assert name in [p.name for p in records.iterdir()]
+    blobs = configured_home / "data" / "checkpoints" / "blobs"
+    past = time.time() - 2 * FRESH  # a while after their last use (a sweep spares fresh ones)
+    for path in blobs.rglob("*"):
+        os.utime(path, (past, past))
+    before = {p.name for p in blobs.rglob("*") if p.is_file()}
     gone = run_cli(configured_home, "sessions", "delete", key, "--yes")
     assert gone.returncode == 0, gone.stderr
     assert name not in [p.name for p in records.iterdir()]
+    after = {p.name for p in blobs.rglob("*") if p.is_file()}
+    assert after < before  # the deleted session's own states went with it; branches' stay
+    # The first branch still rewinds the turn it took from the deleted session.
+    (ws / "a.txt").write_text("alpha\nBETA\n")  # as that turn left it
+    last = run_cli(configured_home, "sessions", "rewind", new_key, "--to", "1", "--code")
+    assert last.returncode == 0, last.stderr
+    assert (ws / "a.txt").read_text() == "alpha\nbeta\n"

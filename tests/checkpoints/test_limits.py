@@ -4,10 +4,13 @@ preview says so), maxBytes (oldest sessions pruned), and `enabled: false`."""
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 
 from picobot_tui.core.approval import approval_needed
 from picobot_tui.core.checkpoints.limits import enforce, usage
 from picobot_tui.core.checkpoints.restore import plan_restore
+from picobot_tui.core.checkpoints.store import FRESH
 from picobot_tui.core.events import ApprovalRequested
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.tool_step import _say_not_undoable
@@ -60,10 +63,17 @@ def test_max_bytes_prunes_the_oldest_sessions_first(tmp_path):
     new.call(1, "write_file", path="b.txt", content="n" * 50_000)
     store = new.store
     assert usage(store) > 100_000
+    _age(store.blobs)  # a blob is swept only a while after its last use (FRESH)
     pruned = enforce(store, 80_000)
     assert pruned == ["cli:00000001-20260101-000000"]
     assert store.session_keys() == ["cli:00000002-20260101-000000"]
     assert usage(store) <= 80_000
+
+
+def _age(folder) -> None:
+    past = time.time() - 2 * FRESH
+    for path in folder.rglob("*"):
+        os.utime(path, (past, past))
 
 
 def test_disabled_records_nothing(tmp_path):

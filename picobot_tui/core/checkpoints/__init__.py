@@ -11,9 +11,9 @@ Modules (one job each; import them directly, this package imports nothing):
 - `recorder` — `Recorder` / `recorder_for(settings)`: what the tool step records.
 - `hook` — `run_checkpointed(...)`, the tool step's one seam; `not_undoable(...)` for the
   approval preview.
-- `timeline` — `load_timeline(store, key) -> Timeline` (a branch inherits its parent's
-  turns before `forked_at`): `.changes`, `.since(turn)`, `.in_turn(turn)`,
-  `.uncheckpointed`.
+- `timeline` — `load_timeline(store, key) -> Timeline` (a branch holds a copy of its
+  parent's records of the turns before `forked_at`): `.changes`, `.since(turn)`,
+  `.in_turn(turn)`, `.uncheckpointed`, `.parent`, `.forked_at`.
 - `diff` — `file_diffs(store, timeline, turn=None) -> [FileDiff]` (+/− counts, unified
   text for `patch -p1`/`git apply`), `turn_stats(store, timeline)`, `patch_text(diffs)`.
 - `restore` — `plan_restore(store, timeline, turn, paths=None) -> RestorePlan`

@@ -55,6 +55,7 @@ class Recorder:
         self._shadows: dict[Path, ShadowGit] = {}
         self._written = 0
         self._checked = False
+        self._enforcing = False
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------ file tools
@@ -198,15 +199,24 @@ class Recorder:
     def _check_limits(self) -> None:
         """Enforce maxBytes once per process, then whenever the blobs written since could
         have crossed it (a twentieth of it)."""
-        if not self._checked or self.store.written - self._written > self.config.max_bytes // 20:
-            self._checked = True
-            self._written = self.store.written
-            from picobot_tui.core.checkpoints.limits import enforce
+        due = self.store.written - self._written > self.config.max_bytes // 20
+        if (self._checked and not due) or self._enforcing:
+            return
+        self._checked = True
+        self._written = self.store.written
+        self._enforcing = True
+        # Off the tool's path: walking the folder can take a while with a big shadow repo.
+        threading.Thread(target=self._enforce, name="checkpoint-limits", daemon=True).start()
 
-            try:
-                enforce(self.store, self.config.max_bytes, keep=set(self._seq))
-            except OSError as e:
-                log.warning("checkpoints: could not enforce maxBytes: %s", e)
+    def _enforce(self) -> None:
+        from picobot_tui.core.checkpoints.limits import enforce
+
+        try:
+            enforce(self.store, self.config.max_bytes, keep=set(self._seq))
+        except OSError as e:
+            log.warning("checkpoints: could not enforce maxBytes: %s", e)
+        finally:
+            self._enforcing = False
 
 
 _recorders: dict[Path, Recorder] = {}

@@ -2,9 +2,9 @@
 
 `rewind(sessions, store, key, turn, code=True, conversation=True, overwrite=...)`:
 
-- `conversation`: a branch at `turn` (core/sessions/branch.py), its checkpoints inheriting
-  the original's turns before it (a `lineage` record), so a later rewind in the branch still
-  reaches them; the original session stays complete;
+- `conversation`: a branch at `turn` (core/sessions/branch.py) with a copy of the original's
+  checkpoint records of the turns before it (and a `lineage` record), so a rewind in the
+  branch reaches them, even once the original is deleted; the original stays complete;
 - `code`: every file changed in `turn` or later goes back to its state before `turn`.
   Files changed since the agent's change are conflicts: `plan` lists them and they are kept
   unless named in `overwrite`; with `code` only, a system message is stored in the session
@@ -60,7 +60,19 @@ def branch_session(
     """A branch at `turn` with its checkpoints' lineage; (new key, the prompt to edit)."""
     new_key, prompt = branch(sessions, key, turn)
     store.append(new_key, {"type": "lineage", "parent": key, "forked_at": turn})
+    # Its own copy of the turns it took: it rewinds into them even once the parent is gone
+    # (the blobs are shared; a sweep keeps what any session names).
+    for record in store.records(key):
+        if record.get("type") in ("change", "uncheckpointed") and _turn(record) < turn:
+            store.append(new_key, record)
     return new_key, prompt
+
+
+def _turn(record: dict[str, Any]) -> int:
+    try:
+        return int(record.get("turn") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def rewind(

@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from typing import Any
 from picobot_tui.core.private_files import ensure_private_dir, open_private, write_all
 
 log = logging.getLogger("picobot.checkpoints")
+
+FRESH = 60.0  # seconds a blob is safe from a sweep after it was kept or used (a tool call)
 
 _KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}:[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _SHA_RE = re.compile(r"[0-9a-f]{64}")
@@ -98,8 +101,11 @@ class CheckpointStore:
         """Keep `data`; returns its SHA-256. Nothing is written when it is already kept."""
         sha = sha or sha256(data)
         path = self.blob_path(sha)
-        if path.exists():
+        try:
+            os.utime(path)  # kept already: fresh again, so a sweep leaves it (see `sweep`)
             return sha
+        except FileNotFoundError:
+            pass
         folder = self._dir(self._dir(self.blobs) / sha[:2])
         tmp = folder / f".{sha[2:]}.{os.getpid()}.tmp"
         fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -171,7 +177,9 @@ class CheckpointStore:
         return True
 
     def sweep(self) -> int:
-        """Delete the blobs no record names; returns the bytes freed."""
+        """Delete the blobs no record names; returns the bytes freed. A blob kept or used
+        in the last FRESH seconds stays: its record may not be written yet (a capture
+        happens before the tool runs, the record after)."""
         used: set[str] = set()
         for key in self.session_keys():
             for rec in self.records(key):
@@ -180,11 +188,15 @@ class CheckpointStore:
                     if isinstance(state, dict) and isinstance(state.get("sha"), str):
                         used.add(state["sha"])
         freed = 0
+        fresh = time.time() - FRESH
         for sha, path in self._blob_files():
             if sha not in used:
                 with contextlib.suppress(OSError):
-                    freed += path.stat().st_size
+                    st = path.stat()
+                    if st.st_mtime >= fresh:
+                        continue
                     path.unlink()
+                    freed += st.st_size
         return freed
 
     def _blob_files(self) -> Iterator[tuple[str, Path]]:
