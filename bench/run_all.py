@@ -42,6 +42,7 @@ MODULES = {
     "11": "bench.bench_11_compaction",
     "12": "bench.bench_12_mcp",  # 12a, 12b, 12c (issue 12)
     "13": "bench.bench_13_acp",  # 13a, 13b, 13c (issue 13)
+    "14": "bench.bench_14_checkpoints",  # 14a, 14b, 14c (issue 14)
 }
 
 
