@@ -308,11 +308,16 @@ class McpServer:
                 if status is not None:
                     raise _Refused(f"HTTP {status} from {config.url}") from e
                 raise
+            http_error = f"HTTP {status}" if status is not None else _describe(e)
             log.info(
-                "MCP server %s: Streamable HTTP failed (%s); trying SSE", self.name, _describe(e)
+                "MCP server %s: Streamable HTTP failed (%s); trying SSE", self.name, http_error
             )
         closed.clear()  # the failed attempt's streams ended: that is not the SSE connection's end
-        return await self._enter_sse(stack, closed, info)
+        try:
+            return await self._enter_sse(stack, closed, info)
+        except Exception as e:  # neither spoke: say what each attempt got
+            self.transport_used = "http"
+            raise _Refused(f"Streamable HTTP: {http_error}; SSE: {_describe(e)}") from e
 
     async def _enter_sse(self, stack: AsyncExitStack, closed: asyncio.Event, info: Any) -> Any:
         from mcp import Client
