@@ -20,13 +20,18 @@ pytestmark = pytest.mark.e2e
 
 
 def _start_slow_call(
-    home: Path, server: OpenAITestServer, marker: Path, tag: str
+    home: Path, server: OpenAITestServer | None, marker: Path, tag: str
 ) -> subprocess.Popen[str]:
-    """`picobot agent -m` in the middle of an MCP call that never ends on its own."""
+    """picobot in the middle of an MCP call that never ends on its own: `agent -m` with the
+    scripted model, or (no model server) `mcp call`, which loads no model client."""
     write_mcp_config(home, {"t": test_server_entry(marker, tag, trust="auto")})
-    server.script([tool_call_reply("mcp_t_sleep", {"seconds": 3600}, id="slow")])
+    if server is not None:
+        server.script([tool_call_reply("mcp_t_sleep", {"seconds": 3600}, id="slow")])
+        command = ["agent", "-m", "wait"]
+    else:
+        command = ["mcp", "call", "t", "sleep", "--args", '{"seconds": 3600}']
     proc = subprocess.Popen(
-        [*picobot_exe(), "agent", "-m", "wait"],
+        [*picobot_exe(), *command],
         cwd=home / "workspace",
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -65,10 +70,12 @@ def test_sigterm_leaves_no_server_process(
 
 
 def test_server_exits_on_eof_after_sigkill_of_picobot(
-    configured_home: Path, llm_server: OpenAITestServer, tmp_path: Path
+    configured_home: Path, tmp_path: Path
 ) -> None:
+    """Nothing can close the server after SIGKILL (the issue's one exception): its stdin
+    reaches EOF, and it exits by itself."""
     tag = f"orphan-test-{uuid.uuid4().hex}"
-    proc = _start_slow_call(configured_home, llm_server, tmp_path / "marker", tag)
+    proc = _start_slow_call(configured_home, None, tmp_path / "marker", tag)
     [server_pid] = pids_with(tag)
     proc.kill()
     proc.communicate(timeout=30)
