@@ -28,6 +28,7 @@ from picobot_tui import __version__
 from picobot_tui.acp.modes import MODES
 from picobot_tui.acp.permissions import decision_of, options_for, tool_call_for
 from picobot_tui.acp.replay import history_updates
+from picobot_tui.acp.sdk_compat import Notify, raw_notify, text_chunk_params
 from picobot_tui.acp.transport import StdioTransport
 from picobot_tui.acp.updates import agent_text, plan_from_todo
 from picobot_tui.acp.warmup import Warmup
@@ -103,9 +104,11 @@ class PicobotAgent:
         self._prepared: asyncio.Task[Any] | None = None
         self.disconnected = False
         self._inflight: set[asyncio.Task[Any]] = set()
+        self._notify: Notify | None = None
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
+        self._notify = raw_notify(conn)
 
     # -- start-up ---------------------------------------------------------------------------
     def _start_background(self) -> None:
@@ -460,7 +463,7 @@ class PicobotAgent:
     async def _event(self, acp_s: AcpSession, event: Event) -> None:
         if isinstance(event, TextDelta):
             if event.text:
-                await self._send(acp_s, agent_text(event.text))
+                await self._send_text(acp_s, event.text)
         elif isinstance(event, ToolCallStarted):
             await self._send(acp_s, acp_s.calls.started(event))
             if self._runs_unasked(acp_s, event):
@@ -510,6 +513,17 @@ class PicobotAgent:
         plan = plan_from_todo(path)
         if plan is not None:
             await self._send(acp_s, plan)
+
+    async def _send_text(self, acp_s: AcpSession, text: str) -> None:
+        if self._notify is None:
+            await self._send(acp_s, agent_text(text))
+            return
+        if self.disconnected:
+            return
+        try:
+            await self._notify("session/update", text_chunk_params(acp_s.id, text))
+        except ConnectionError:
+            self.disconnected = True
 
     async def _send(self, acp_s: AcpSession, update: Any) -> None:
         if self.disconnected or self.client is None:

@@ -183,3 +183,26 @@ async def test_closing_stdin_mid_turn_cancels_it_saves_the_session_and_exits_0(
     assert code == 0
     assert messages[0] == {**messages[0], "role": "user", "content": "talk"}
     assert messages[-1].get("interrupted") is True
+
+
+def test_the_sdk_still_has_what_sdk_compat_reads() -> None:
+    """sdk_compat reads AgentSideConnection._conn.send_notification (a private attribute):
+    this fails when the SDK moves it, instead of picobot silently taking the slow path."""
+    from acp.agent.connection import AgentSideConnection
+    from acp.schema import SessionNotification
+    from acp.utils import serialize_params
+
+    from picobot_tui.acp.sdk_compat import raw_notify, text_chunk_params
+    from picobot_tui.acp.updates import agent_text
+
+    class Transport:
+        async def send(self, message: dict) -> None: ...
+
+        async def receive(self) -> None: ...
+
+        async def close(self) -> None: ...
+
+    conn = AgentSideConnection(lambda _client: object(), Transport(), listening=False)
+    assert raw_notify(conn) is not None
+    typed = serialize_params(SessionNotification(session_id="acp:x", update=agent_text("hé")))
+    assert text_chunk_params("acp:x", "hé") == typed
