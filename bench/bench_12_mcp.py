@@ -104,6 +104,7 @@ def cold_start(reps: int) -> Result:
     started = time.perf_counter()
     ready: dict[str, list[float]] = {"mcp": [], "none": []}
     left: dict[str, list[float]] = {"mcp": [], "none": []}
+    cpu: dict[str, list[float]] = {"mcp": [], "none": []}
     with temp_dir() as tmp:
         envs = {}
         for label, mcp in (("mcp", servers()), ("none", None)):
@@ -114,6 +115,7 @@ def cold_start(reps: int) -> Result:
         def start(label: str) -> float:
             recs = first_frame(["--", "agent"], envs[label], tmp, ready=True)
             ready[label].append(recs["ready"]["t"])
+            cpu[label].append(recs["first_frame"]["cpu"])
             left[label].append(wait_servers_gone(tmp / label / "workspace"))
             return recs["first_frame"]["t"]
 
@@ -121,6 +123,8 @@ def cold_start(reps: int) -> Result:
         a, b = alternate(lambda: start("mcp"), lambda: start("none"), reps, budget=120)
     r = ratios(a, b)
     ratio = median(r)
+    for label in cpu:  # without the warm-up round
+        cpu[label] = cpu[label][-len(a) :]
     return report(
         Result(
             "12a",
@@ -132,12 +136,15 @@ def cold_start(reps: int) -> Result:
             "≤ 1.05×",
             ratio <= 1.05,
             detail=(
+                f"CPU time to the first frame {median(cpu['mcp']) * 1000:.0f} ms vs "
+                f"{median(cpu['none']) * 1000:.0f} ms (median ratio "
+                f"{median(ratios(cpu['mcp'], cpu['none'])):.2f}×); "
                 f"loaded app painted (ready) at {median(ready['mcp']) * 1000:.0f} ms with the "
                 f"servers, {median(ready['none']) * 1000:.0f} ms without; server processes "
                 f"left running at the kill (waited for before the next run): "
                 f"{median(left['mcp']):.0f} per start"
             ),
-            samples={"A s": a, "B s": b, "ratio": r},
+            samples={"A s": a, "B s": b, "ratio": r, "A cpu s": cpu["mcp"], "B cpu s": cpu["none"]},
             seconds=time.perf_counter() - started,
         )
     )

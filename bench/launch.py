@@ -6,8 +6,9 @@
 It is the console script plus one post-import hook: when `textual.app` is first imported
 (wherever the program imports it, so the import order is unchanged), `App._display` is
 wrapped. The first call that writes a frame to the terminal driver appends a JSON line to
-OUT.json with `time.monotonic()` (CLOCK_MONOTONIC, comparable with the parent's spawn time)
-and the RSS. `--when history` waits for the first frame that shows a resumed transcript.
+OUT.json with `time.monotonic()` (CLOCK_MONOTONIC, comparable with the parent's spawn time),
+the RSS and the process's CPU time so far (all threads; steadier than wall time under
+load). `--when history` waits for the first frame that shows a resumed transcript.
 `--settle` also records the RSS once LiteLLM has been imported and warmed in the background. `--ready`
 also records the first frame painted once the app has loaded its settings, runtime and
 session (`PicobotApp.ready`): the first frame comes before them.
@@ -68,7 +69,9 @@ class _Recorder:
         if self.done:
             if self.want_ready and getattr(app, "ready", False):
                 self.want_ready = False
-                self.write(event="ready", t=time.monotonic(), rss_mb=_rss_mb())
+                self.write(
+                    event="ready", t=time.monotonic(), rss_mb=_rss_mb(), cpu=time.process_time()
+                )
             return
         if not self.ready(app):
             return
@@ -83,7 +86,7 @@ class _Recorder:
                 self.profiler.stop()
                 with open(self.profile, "w", encoding="utf-8") as f:
                     f.write(self.profiler.output_text(color=False, show_all=True))
-        self.write(event="first_frame", t=t, rss_mb=_rss_mb())
+        self.write(event="first_frame", t=t, rss_mb=_rss_mb(), cpu=time.process_time())
         if self.settle:
             threading.Thread(target=self._settle, daemon=True).start()
 
