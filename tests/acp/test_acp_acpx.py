@@ -28,8 +28,8 @@ def acpx_exe() -> Path:
         return ACPX
     why = "Node is missing" if not shutil.which("node") else f"acpx is not installed ({ACPX})"
     if os.environ.get("CI") == "true":
-        pytest.fail(f"CI: {why}; .ci/run installs it with npm (npm ci --prefix tests/acp/node)")
-    pytest.skip(f"{why}: `npm ci --prefix tests/acp/node` installs it")
+        pytest.fail(f"CI: {why}; .ci/run installs it with npm")
+    pytest.skip(f"{why}: `npm install --prefix tests/acp/node --no-save` installs it")
 
 
 def run_acpx(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
