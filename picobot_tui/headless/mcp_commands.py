@@ -76,7 +76,8 @@ def status_lines(
         if s.state == "connected":
             ms = f" in {s.connect_ms:,.0f} ms" if s.connect_ms is not None else ""
             count = f"{len(s.tools)} tool{'s' if len(s.tools) != 1 else ''}"
-            state = f"connected{ms}, {count}"
+            era = f", protocol {s.protocol}" if s.protocol else ""
+            state = f"connected{ms}, {count}{era}"
         elif s.state == "failed":
             state = f"failed: {s.error or 'unknown error'}"
         elif s.state == "connecting":

@@ -63,7 +63,7 @@ def test_list_exits_0_when_every_server_connected(home: Path) -> None:
     write_mcp_config(home, {"time": {**TIME, "trust": "auto", "enabledTools": ["convert_time"]}})
     res = run_cli(home, "mcp", "list")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "trust auto" in res.stdout and ", 1 tool\n" in res.stdout
+    assert "trust auto" in res.stdout and ", 1 tool, protocol 2026-07-28\n" in res.stdout
     assert "as mcp_time_convert_time" in res.stdout
     assert "get_current_time" not in res.stdout  # not in enabledTools: not offered
     assert res.stdout.splitlines()[-1] == "1 of 1 MCP server connected."

@@ -109,6 +109,9 @@ def test_everything_over_every_transport(everything_http: dict[str, str], tmp_pa
             assert await manager.wait_ready(60) == []
             status = {s.name: s for s in manager.statuses()}
             assert [status[n].transport for n in ("ev", "evh", "evs")] == ["stdio", "http", "sse"]
+            # server-everything 2026.8.31 speaks the handshake era (`initialize`); the modern
+            # era (2026-07-28 discovery) is mcp-server-time's, checked below: both eras work.
+            assert status["ev"].protocol == "2025-11-25", status["ev"]
             for name in ("ev", "evh", "evs"):
                 assert status[name].state == "connected", status[name]
                 echo = await registry.call(f"mcp_{name}_echo", {"message": f"hi {name}"})
@@ -129,6 +132,17 @@ def test_everything_over_every_transport(everything_http: dict[str, str], tmp_pa
             assert summed.ok and "5" in summed.content
         finally:
             await manager.close()
+        modern = McpManager(
+            {"time": McpServerConfig(command=sys.executable, args=["-m", "mcp_server_time"])},
+            workspace=tmp_path,
+            registry=None,
+            connect_timeout=60,
+        )
+        try:
+            assert await modern.wait_ready(60) == []
+            assert modern.statuses()[0].protocol == "2026-07-28", modern.statuses()
+        finally:
+            await modern.close()
 
     asyncio.run(scenario())
 

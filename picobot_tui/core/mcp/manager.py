@@ -31,6 +31,7 @@ class ServerStatus:
     connect_ms: float | None
     trust: str
     unknown_enabled: tuple[str, ...] = ()
+    protocol: str | None = None
 
 
 class McpManager:
@@ -175,6 +176,7 @@ class McpManager:
                 connect_ms=s.connect_ms,
                 trust=s.config.trust,
                 unknown_enabled=tuple(s.unknown_enabled),
+                protocol=s.protocol,
             )
             for s in self.servers.values()
         ]

@@ -129,6 +129,9 @@ class McpServer:
         self.unknown_enabled: list[str] = []
         """enabledTools entries the server does not list (shown in the status)."""
         self.connect_ms: float | None = None
+        self.protocol: str | None = None
+        """The protocol revision negotiated (2026-07-28 by discovery, or an older one by the
+        `initialize` handshake: the SDK's auto mode speaks both eras)."""
         self.transport_used: str = config.transport
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -221,6 +224,7 @@ class McpServer:
                     await self._list_tools(client)
                     scope.deadline = math.inf  # connected: no limit on how long it stays
                     self.connect_ms = round((time.monotonic() - t0) * 1000, 1)
+                    self.protocol = getattr(client.session, "protocol_version", None)
                     self._client = client
                     self._set("connected")
                     log.info(
