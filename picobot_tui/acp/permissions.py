@@ -27,6 +27,8 @@ from acp import schema as s
 from picobot_tui.acp.updates import kind_of, text_content, title_of
 
 if TYPE_CHECKING:
+    from picobot_tui.acp.outbox import Outbox
+    from picobot_tui.acp.sessions import AcpSession
     from picobot_tui.core.approval import ApprovalRequest, Decision
 
 log = logging.getLogger("picobot.acp")
@@ -87,3 +89,33 @@ def decision_of(
     if chosen == ALWAYS:
         return "always"
     return "deny"
+
+
+async def ask_client(out: Outbox, acp_s: AcpSession, req: ApprovalRequest) -> Decision:
+    """The session's ConfirmFn: the request goes to the client, its answer comes back as
+    picobot's decision ("always" saved to config.json first, as the TUI does)."""
+    options = options_for(req)
+    diff = acp_s.calls.diff(req.id)
+    response = await out.permission(acp_s.id, tool_call_for(req, [diff] if diff else None), options)
+    if response is None:  # the client is gone, or failed the request
+        return "deny"
+    decision = decision_of(response, options)
+    if decision == "allow_session":  # the loop's own state does the same (approval.ask)
+        if req.scope == "host" and req.host:
+            acp_s.allowed.allowed_hosts.add(req.host)
+        else:
+            acp_s.allowed.allowed_tools.add(req.name)
+    if decision == "always":
+        _remember(acp_s, req)
+    if decision != "deny":
+        await out.update(acp_s.id, acp_s.calls.in_progress(req.id))
+    return decision
+
+
+def _remember(acp_s: AcpSession, req: ApprovalRequest) -> None:
+    from picobot_tui.config.remember import remember_always
+
+    try:
+        remember_always(acp_s.settings, req)
+    except (OSError, ValueError) as e:
+        log.warning("could not save to config.json: %s (allowed until exit)", e)

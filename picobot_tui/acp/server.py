@@ -26,25 +26,12 @@ from acp.agent.connection import AgentSideConnection
 
 from picobot_tui import __version__
 from picobot_tui.acp.modes import MODES
-from picobot_tui.acp.permissions import decision_of, options_for, tool_call_for
+from picobot_tui.acp.outbox import Outbox
+from picobot_tui.acp.permissions import ask_client
 from picobot_tui.acp.replay import history_updates
-from picobot_tui.acp.sdk_compat import Notify, raw_notify, text_chunk_params
 from picobot_tui.acp.transport import StdioTransport
-from picobot_tui.acp.updates import agent_text, plan_from_todo
+from picobot_tui.acp.turns import run_prompt, uncancel
 from picobot_tui.acp.warmup import Warmup
-from picobot_tui.core.events import (
-    BudgetChanged,
-    ErrorEvent,
-    Event,
-    HistoryCompressed,
-    Notice,
-    StuckDetected,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnFinished,
-    UsageUpdated,
-)
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
@@ -57,13 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("picobot.acp")
 
-STOP_REASONS: dict[str, s.StopReason] = {
-    "final": "end_turn",
-    "max_iterations": "max_turn_requests",
-    "budget_exhausted": "max_tokens",
-    "cancelled": "cancelled",
-}
-REFUSAL_KINDS = frozenset({"content_filter", "refusal"})
 PAGE = 50
 BUSY = -32600  # "Invalid request": the session cannot take it now
 
@@ -95,20 +75,17 @@ def _params_error(message: str, **data: Any) -> RequestError:
 class PicobotAgent:
     def __init__(self, *, logs: bool = False) -> None:
         self.logs = logs
-        self.client: Any = None
+        self.out = Outbox()
         self.client_caps = s.ClientCapabilities()
         self.client_info: s.Implementation | None = None
         self.sessions: dict[str, AcpSession] = {}
         self.warmup = Warmup()
         self._warm_started = False
         self._prepared: asyncio.Task[Any] | None = None
-        self.disconnected = False
         self._inflight: set[asyncio.Task[Any]] = set()
-        self._notify: Notify | None = None
 
     def on_connect(self, conn: Any) -> None:
-        self.client = conn
-        self._notify = raw_notify(conn)
+        self.out.connect(conn)
 
     # -- start-up ---------------------------------------------------------------------------
     def _start_background(self) -> None:
@@ -241,7 +218,7 @@ class PicobotAgent:
         holder: list[AcpSession] = []
 
         async def confirm(req: ApprovalRequest) -> Decision:
-            return await self._confirm(holder[0], req)
+            return await ask_client(self.out, holder[0], req)
 
         try:
             settings = session_settings(cwd, servers)
@@ -271,8 +248,8 @@ class PicobotAgent:
         the session's ToolContext; without it, the tools use the disk."""
         from picobot_tui.acp.client_fs import attach
 
-        if self.client is not None:
-            attach(acp_s.runtime.tools.ctx, self.client, acp_s.id, self.client_caps)
+        if self.out.client is not None:
+            attach(acp_s.runtime.tools.ctx, self.out.client, acp_s.id, self.client_caps)
 
     @_tracked
     async def new_session(
@@ -312,7 +289,7 @@ class PicobotAgent:
             acp_s = await self._open(cwd, mcp_servers, key, session_id)
             self.sessions[session_id] = acp_s
         for update in history_updates(acp_s.session.messages, acp_s.cwd):
-            await self._send(acp_s, update)
+            await self.out.update(acp_s.id, update)
         return s.LoadSessionResponse(modes=self._modes(acp_s))
 
     @_tracked
@@ -353,8 +330,8 @@ class PicobotAgent:
                 f"unknown mode {mode_id!r}: use one of {', '.join(MODES)}", modeId=mode_id
             )
         acp_s.set_mode(mode_id)
-        await self._send(
-            acp_s,
+        await self.out.update(
+            acp_s.id,
             s.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id),
         )
         return s.SetSessionModeResponse()
@@ -369,7 +346,9 @@ class PicobotAgent:
                 f"session {session_id!r} is still answering a prompt: wait for its answer or send session/cancel",
             )
         acp_s.cancelling = False
-        task = asyncio.get_running_loop().create_task(self._turn(acp_s, prompt))
+        task = asyncio.get_running_loop().create_task(
+            run_prompt(self.out, self.warmup, acp_s, prompt)
+        )
         acp_s.task = task
         try:
             return await asyncio.shield(task)
@@ -379,196 +358,6 @@ class PicobotAgent:
         finally:
             if task.done():
                 acp_s.task = None
-
-    async def _check(self, acp_s: AcpSession) -> None:
-        await self.warmup.wait()
-        if acp_s.checked:
-            return
-        from picobot_tui.run.context import budget_problem, credentials_problem, model_problem
-
-        settings, runtime = acp_s.settings, acp_s.runtime
-        model = runtime.loop.model_name
-
-        def problem() -> str | None:
-            return (
-                budget_problem(runtime)
-                or model_problem(settings, model)
-                or credentials_problem(settings, model)
-            )
-
-        message = await asyncio.to_thread(problem)
-        if message:
-            raise RequestError(-32603, message, {"kind": "config"})
-        acp_s.checked = True
-
-    async def _turn(self, acp_s: AcpSession, blocks: list[Any]) -> s.PromptResponse:
-        try:
-            await self._check(acp_s)
-            from picobot_tui.acp.prompt_content import prompt_text
-
-            text = await prompt_text(blocks, acp_s.runtime.tools)
-        except asyncio.CancelledError:
-            _uncancel()
-            return s.PromptResponse(stop_reason="cancelled")
-        if not text.strip():
-            raise _params_error("the prompt holds no text")
-        finished, error = await self._drive(acp_s, text)
-        outcome = finished.outcome if finished is not None else "cancelled"
-        if acp_s.cancelling or outcome == "cancelled":
-            return s.PromptResponse(stop_reason="cancelled")
-        if outcome == "error":
-            if error is not None and error.kind in REFUSAL_KINDS:
-                return s.PromptResponse(stop_reason="refusal")
-            message = (
-                error.message
-                if error is not None
-                else (finished.content if finished else "the turn failed")
-            )
-            data = {"kind": error.kind, "hint": error.hint} if error is not None else None
-            raise RequestError(-32603, message, data)
-        if (
-            outcome in ("max_iterations", "budget_exhausted")
-            and finished is not None
-            and finished.content
-        ):
-            await self._send(acp_s, agent_text(finished.content))  # why it stopped (not streamed)
-        return s.PromptResponse(stop_reason=STOP_REASONS.get(outcome, "end_turn"))
-
-    async def _drive(
-        self, acp_s: AcpSession, text: str
-    ) -> tuple[TurnFinished | None, ErrorEvent | None]:
-        """Run the loop's turn, sending its events; a cancellation (session/cancel, or the
-        end of the connection) leaves the session as Esc does in the TUI."""
-        events = acp_s.runtime.loop.run_turn(acp_s.session, text)
-        finished: TurnFinished | None = None
-        error: ErrorEvent | None = None
-        try:
-            async for event in events:
-                if isinstance(event, TurnFinished):
-                    finished = event
-                elif isinstance(event, ErrorEvent):
-                    error = event
-                    log.warning("turn of %s: %s (%s)", acp_s.id, event.message, event.kind)
-                else:
-                    await self._event(acp_s, event)
-        except asyncio.CancelledError:
-            _uncancel()
-            await events.aclose()  # the loop records the interrupted text and cancelled calls
-            finished = None
-        if finished is None or finished.outcome == "cancelled":
-            for update in acp_s.calls.cancel_open():
-                await self._send(acp_s, update)
-        return finished, error
-
-    async def _event(self, acp_s: AcpSession, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            if event.text:
-                await self._send_text(acp_s, event.text)
-        elif isinstance(event, ToolCallStarted):
-            await self._send(acp_s, acp_s.calls.started(event))
-            if self._runs_unasked(acp_s, event):
-                await self._send(acp_s, acp_s.calls.in_progress(event.id))
-        elif isinstance(event, ToolCallFinished):
-            await self._send(acp_s, acp_s.calls.finished(event))
-            if event.name == "todo" and event.ok:
-                await self._send_plan(acp_s)
-        elif isinstance(event, UsageUpdated):
-            acp_s.usage.cost_seen(event)
-        elif isinstance(event, BudgetChanged):
-            update = acp_s.usage.update(event)
-            if update is not None:
-                await self._send(acp_s, update)
-        elif isinstance(event, (Notice, HistoryCompressed, StuckDetected)):
-            note = event.note if isinstance(event, HistoryCompressed) else event.message
-            await self._send(
-                acp_s,
-                s.AgentThoughtChunk(
-                    session_update="agent_thought_chunk",
-                    content=s.TextContentBlock(type="text", text=note + "\n"),
-                ),
-            )
-
-    @staticmethod
-    def _runs_unasked(acp_s: AcpSession, event: ToolCallStarted) -> bool:
-        """The call runs now, without a permission request (then in_progress is sent once
-        the user allows it, and never for a call the policy refuses)."""
-        from picobot_tui.core.approval import approval_needed
-
-        args, tools = event.arguments, acp_s.runtime.tools
-        if not isinstance(args, dict):
-            return False  # bad arguments: it fails at once
-        if not tools.needs_approval(event.name, args):
-            return True
-        verdict = approval_needed(acp_s.settings, tools, event.id, event.name, args, acp_s.allowed)
-        return verdict == "allow"
-
-    async def _send_plan(self, acp_s: AcpSession) -> None:
-        from picobot_tui.core.tools.base import ToolError
-        from picobot_tui.core.tools.todo import todo_path
-
-        try:
-            path = todo_path(acp_s.runtime.tools.ctx)
-        except ToolError:
-            return
-        plan = plan_from_todo(path)
-        if plan is not None:
-            await self._send(acp_s, plan)
-
-    async def _send_text(self, acp_s: AcpSession, text: str) -> None:
-        if self._notify is None:
-            await self._send(acp_s, agent_text(text))
-            return
-        if self.disconnected:
-            return
-        try:
-            await self._notify("session/update", text_chunk_params(acp_s.id, text))
-        except ConnectionError:
-            self.disconnected = True
-
-    async def _send(self, acp_s: AcpSession, update: Any) -> None:
-        if self.disconnected or self.client is None:
-            return
-        try:
-            await self.client.session_update(session_id=acp_s.id, update=update)
-        except ConnectionError:
-            self.disconnected = True
-
-    async def _confirm(self, acp_s: AcpSession, req: ApprovalRequest) -> Decision:
-        if self.disconnected or self.client is None:
-            return "deny"
-        options = options_for(req)
-        diff = acp_s.calls.diff(req.id)
-        try:
-            response = await self.client.request_permission(
-                session_id=acp_s.id,
-                tool_call=tool_call_for(req, [diff] if diff else None),
-                options=options,
-            )
-        except ConnectionError:
-            self.disconnected = True
-            return "deny"
-        except RequestError as e:
-            log.warning("the client failed the permission request for %s: %s", req.id, e)
-            return "deny"
-        decision = decision_of(response, options)
-        if decision == "allow_session":  # the loop's own state does the same (approval.ask)
-            if req.scope == "host" and req.host:
-                acp_s.allowed.allowed_hosts.add(req.host)
-            else:
-                acp_s.allowed.allowed_tools.add(req.name)
-        if decision == "always":
-            self._remember(acp_s, req)
-        if decision != "deny":
-            await self._send(acp_s, acp_s.calls.in_progress(req.id))
-        return decision
-
-    def _remember(self, acp_s: AcpSession, req: ApprovalRequest) -> None:
-        from picobot_tui.config.remember import remember_always
-
-        try:
-            remember_always(acp_s.settings, req)
-        except (OSError, ValueError) as e:
-            log.warning("could not save to config.json: %s (allowed until exit)", e)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         acp_s = self.sessions.get(session_id)
@@ -602,12 +391,6 @@ class PicobotAgent:
         self.sessions.clear()
 
 
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        task.uncancel()
-
-
 async def _serve(agent: PicobotAgent, protocol_fd: int) -> None:
     transport = StdioTransport(0, protocol_fd)
     conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
@@ -619,9 +402,9 @@ async def _serve(agent: PicobotAgent, protocol_fd: int) -> None:
     try:
         await conn.listen()
     except asyncio.CancelledError:
-        _uncancel()
+        uncancel()
     finally:
-        agent.disconnected = agent.disconnected or transport.closed
+        agent.out.disconnected = agent.out.disconnected or transport.closed
         await agent.shutdown()
         with contextlib.suppress(Exception):
             await conn.close()
