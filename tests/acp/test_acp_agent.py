@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import acp
 import pytest
+from acp.schema import McpServerStdio
 
 from tests.acp.client_support import RecordingClient, non_jsonrpc_lines, set_tools, spawn_agent
 from tests.support.openai_steps import keep_alive_forever, text_reply, tool_call_reply
@@ -206,3 +208,31 @@ def test_the_sdk_still_has_what_sdk_compat_reads() -> None:
     assert raw_notify(conn) is not None
     typed = serialize_params(SessionNotification(session_id="acp:x", update=agent_text("hé")))
     assert text_chunk_params("acp:x", "hé") == typed
+
+
+async def test_the_clients_mcp_server_is_connected_for_its_session(
+    configured_home: Path, llm_server
+) -> None:
+    set_tools(configured_home, approval="auto")
+    llm_server.script(
+        [
+            tool_call_reply("mcp_time_get_current_time", {"timezone": "UTC"}),
+            text_reply("it is now"),
+        ]
+    )
+    time_server = McpServerStdio(
+        name="time", command=sys.executable, args=["-m", "mcp_server_time"], env=[]
+    )
+    async with spawn_agent(configured_home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(mcp_servers=[time_server])
+        plain = await agent.new_session()  # another session: not connected to it
+        resp = await agent.say(sid, "what time is it?")
+    assert resp.stop_reason == "end_turn"
+    events = agent.client.tool_events(sid, "call_1")
+    assert events[0].title == "time: get_current_time"
+    assert events[-1].status == "completed", events[-1]
+    assert "UTC" in json.dumps(events[-1].model_dump(mode="json"))
+    sent = llm_server.completions[0].body
+    assert "mcp_time_get_current_time" in json.dumps(sent.get("tools"))
+    assert plain != sid
