@@ -352,9 +352,13 @@ class PicobotAgent:
         acp_s.task = task
         try:
             return await asyncio.shield(task)
-        except asyncio.CancelledError:  # the connection is closing: stop the turn too
-            task.cancel()
-            raise
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():  # the connection is closing
+                task.cancel()
+                raise
+            # A session/cancel that came before the turn's first step: it never ran.
+            return s.PromptResponse(stop_reason="cancelled")
         finally:
             if task.done():
                 acp_s.task = None

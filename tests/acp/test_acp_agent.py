@@ -236,3 +236,21 @@ async def test_the_clients_mcp_server_is_connected_for_its_session(
     sent = llm_server.completions[0].body
     assert "mcp_time_get_current_time" in json.dumps(sent.get("tools"))
     assert plain != sid
+
+
+async def test_a_cancel_sent_right_behind_its_prompt_still_answers_cancelled(
+    configured_home: Path, llm_server
+) -> None:
+    llm_server.script([text_reply("after")])
+    async with spawn_agent(configured_home) as agent:
+        sid = await agent.start()
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+        request = {"jsonrpc": "2.0", "id": "p-1", "method": "session/prompt", "params": prompt}
+        # one write: the agent reads both frames before either is handled
+        await agent.send_raw((json.dumps(request) + "\n" + json.dumps(cancel) + "\n").encode())
+        resp = await agent.client.wait_until(lambda: agent.client.response_to("p-1"), "p-1")
+        again = await agent.say(sid, "again")
+    assert resp["result"]["stopReason"] == "cancelled"
+    assert again.stop_reason == "end_turn"
+    assert len(llm_server.completions) == 1  # the cancelled prompt never reached the model
