@@ -30,7 +30,7 @@ from picobot_tui.acp.outbox import Outbox
 from picobot_tui.acp.permissions import ask_client
 from picobot_tui.acp.replay import history_updates
 from picobot_tui.acp.transport import StdioTransport
-from picobot_tui.acp.turns import run_prompt, uncancel
+from picobot_tui.acp.turns import rpc_error, run_prompt, uncancel
 from picobot_tui.acp.warmup import Warmup
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def _tracked(fn: F) -> F:
 
 
 def _params_error(message: str, **data: Any) -> RequestError:
-    return RequestError(-32602, message, data or None)
+    return rpc_error(-32602, message, data or None)
 
 
 class PicobotAgent:
@@ -118,7 +118,7 @@ class PicobotAgent:
         try:
             return await asyncio.shield(self._prepared)
         except Exception as e:
-            raise RequestError(-32603, f"picobot cannot start: {e}") from None
+            raise rpc_error(-32603, f"picobot cannot start: {e}") from None
 
     # -- initialize -------------------------------------------------------------------------
     @_tracked
@@ -237,7 +237,7 @@ class PicobotAgent:
         except SessionNotFound as e:
             raise _params_error(str(e), sessionId=key) from None
         except SessionError as e:  # in use by another picobot, or the disk refused
-            raise RequestError(BUSY, str(e)) from None
+            raise rpc_error(BUSY, str(e)) from None
         acp_s = AcpSession(id=key, cwd=cwd, settings=settings, runtime=runtime, session=session)
         holder.append(acp_s)
         return acp_s
@@ -275,7 +275,7 @@ class PicobotAgent:
     ) -> s.LoadSessionResponse | None:
         acp_s = self.sessions.get(session_id)
         if acp_s is not None and acp_s.running:
-            raise RequestError(BUSY, f"session {session_id!r} is running a prompt; cancel it first")
+            raise rpc_error(BUSY, f"session {session_id!r} is running a prompt; cancel it first")
         if acp_s is None:
             store, _ = await self._ready()
             from picobot_tui.core.sessions import SessionError
@@ -341,7 +341,7 @@ class PicobotAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> s.PromptResponse:
         acp_s = self._get(session_id)
         if acp_s.running:
-            raise RequestError(
+            raise rpc_error(
                 BUSY,
                 f"session {session_id!r} is still answering a prompt: wait for its answer or send session/cancel",
             )

@@ -44,6 +44,12 @@ STOP_REASONS: dict[str, s.StopReason] = {
 REFUSAL_KINDS = frozenset({"content_filter", "refusal"})
 
 
+def rpc_error(code: int, message: str, data: Any = None) -> RequestError:
+    """A JSON-RPC error whose message is one line (a config error or a provider's message
+    may span several; the whole text stays readable on one)."""
+    return RequestError(code, " ".join(message.split()) or "error", data)
+
+
 def uncancel() -> None:
     """The current task took its cancellation (and answers `cancelled`): clear the request,
     so later awaits in it (the loop's clean-up) are not cut short again."""
@@ -71,7 +77,7 @@ async def check(warmup: Warmup, acp_s: AcpSession) -> None:
 
     message = await asyncio.to_thread(problem)
     if message:
-        raise RequestError(-32603, message, {"kind": "config"})
+        raise rpc_error(-32603, message, {"kind": "config"})
     acp_s.checked = True
 
 
@@ -87,7 +93,7 @@ async def run_prompt(
         uncancel()
         return s.PromptResponse(stop_reason="cancelled")
     if not text.strip():
-        raise RequestError(-32602, "the prompt holds no text")
+        raise rpc_error(-32602, "the prompt holds no text")
     finished, error = await _drive(out, acp_s, text)
     outcome = finished.outcome if finished is not None else "cancelled"
     if acp_s.cancelling or outcome == "cancelled":
@@ -96,8 +102,8 @@ async def run_prompt(
         if error is not None and error.kind in REFUSAL_KINDS:
             return s.PromptResponse(stop_reason="refusal")
         if error is not None:
-            raise RequestError(-32603, error.message, {"kind": error.kind, "hint": error.hint})
-        raise RequestError(-32603, finished.content if finished else "the turn failed")
+            raise rpc_error(-32603, error.message, {"kind": error.kind, "hint": error.hint})
+        raise rpc_error(-32603, finished.content if finished else "the turn failed")
     if outcome in ("max_iterations", "budget_exhausted") and finished and finished.content:
         await out.update(acp_s.id, agent_text(finished.content))  # why it stopped (not streamed)
     return s.PromptResponse(stop_reason=STOP_REASONS.get(outcome, "end_turn"))
