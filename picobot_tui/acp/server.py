@@ -118,6 +118,7 @@ class PicobotAgent:
         try:
             return await asyncio.shield(self._prepared)
         except Exception as e:
+            self._prepared = None  # the next request reads the (fixed?) config again
             raise rpc_error(-32603, f"picobot cannot start: {e}") from None
 
     # -- initialize -------------------------------------------------------------------------
