@@ -215,7 +215,7 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
             return
         self.ready = True
         self.refresh_bindings()
-        mcp_wiring.start(self.runtime, partial(self.call_later, self.router.apply))
+        mcp_wiring.start_after_paint(self, self.runtime, self.router.apply)
         self.warm_model()  # installs the idle collector once LiteLLM is imported
         self.run_worker(
             partial(load_into, self.prompt_history, self.prompt, self.runtime, self.settings),

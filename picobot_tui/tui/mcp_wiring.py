@@ -9,6 +9,7 @@ SDK or `picobot_tui.core.mcp` at module level (the manager loads the SDK in a th
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from picobot_tui.tui.view_events import McpShown, ViewEvent
@@ -49,6 +50,15 @@ def start(runtime: Runtime | None, show: Callable[[ViewEvent], object]) -> None:
     manager.listeners.append(changed)
     changed()
     manager.start()
+
+
+def start_after_paint(
+    app: App[Any], runtime: Runtime | None, show: Callable[[ViewEvent], object]
+) -> None:
+    """`start`, once the loaded frame is painted: the SDK's import thread (~0.9 s) competing
+    with that paint delayed it 60-250 ms (bench #12a, load 4-8 on 2 cores)."""
+    if runtime is not None and runtime.mcp is not None:
+        app.call_after_refresh(start, runtime, partial(app.call_later, show))
 
 
 def show(app: App[Any], runtime: Runtime | None) -> None:

@@ -212,7 +212,9 @@ async def test_a_turn_goes_on_without_a_server_still_connecting_and_says_so(
     app = make_app(settings, [text("Answered without it.")])
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: app.ready, "app ready")
-        assert app.status.mcp == "mcp 0/1" and app.status.mcp_state == "connecting"
+        # The servers start once the loaded frame is painted (tui/mcp_wiring.start_after_paint).
+        await wait_for(pilot, lambda: app.status.mcp == "mcp 0/1", "the status cell")
+        assert app.status.mcp_state == "connecting"
         await type_and_send(pilot, "hello")
         await wait_idle(pilot)
         notices = [str(b.text) for b in app.conversation.blocks() if hasattr(b, "kind")]
