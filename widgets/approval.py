@@ -200,8 +200,10 @@ class ApprovalScreen(ModalScreen[str | Denied]):
                 if self.tool_name in DIFF_TOOLS:
                     # Side by side when wide, unified when narrow, highlighted by file type.
                     path = self.arguments.get("path")
+                    # The "not undoable" line is said once, above the buttons.
+                    text = (self.preview or "").removeprefix(self.not_undoable).lstrip("\n")
                     yield DiffView(
-                        self.preview or "",
+                        text,
                         path=path if isinstance(path, str) else None,
                         id="approval-preview-body",
                     )

@@ -173,6 +173,7 @@ class DiffView(Static):
         *,
         path: str | None = None,
         split_width: int = SPLIT_WIDTH,
+        show_path: bool = True,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
@@ -181,6 +182,7 @@ class DiffView(Static):
         self.diff = parse_unified(text)
         self.path = path or self.diff.path
         self.split_width = split_width
+        self.show_path = show_path
         self._width = 0
         self._code: dict[tuple[int, Side], list[Content]] = {}
 
@@ -211,7 +213,7 @@ class DiffView(Static):
     def render_for(self, width: int) -> Content:
         """The whole view at `width` cells: notes, then each hunk."""
         rows: list[Content] = []
-        if self.diff.path:  # the file, as the diff names it (`--- a/x`, `+++ b/x`)
+        if self.diff.path and self.show_path:  # the file, as the diff names it (`--- a/x`, `+++ b/x`)
             rows.extend(_wrap(mark_stand_ins(Content.styled(self.diff.path, "bold")), width))
         for note in self.diff.notes:
             style = "bold $text-warning" if note.startswith("not undoable") else "$text-muted"

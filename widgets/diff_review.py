@@ -53,7 +53,7 @@ class FileDiff(Collapsible):
 
     def __init__(self, item: FileItem, *, collapsed: bool = True) -> None:
         super().__init__(
-            DiffView(item.text, path=item.shown),
+            DiffView(item.text, path=item.shown, show_path=False),
             title=item.title,
             collapsed=collapsed,
             classes="diff-file",

@@ -3,6 +3,10 @@
 It knows nothing about the store. The browser screen feeds it pages of rows; the table says
 when the user gets near the end of what is loaded (`NearEnd`) and forwards printable keys to
 the filter (`TypeAhead`), so typing anywhere filters.
+
+A branch (a session made by rewind, `SessionInfo.parent`) is shown under its parent when the
+parent is loaded, indented with `↳` and the turn it starts again from; the rows are laid out
+again only when a branch arrives (lists without branches keep the append-only path).
 """
 
 from __future__ import annotations
@@ -30,6 +34,37 @@ NEAR_END = 40  # rows: ask for the next page when the cursor or viewport gets th
 COLUMNS = (("updated", "Updated", 16), ("count", "Msgs", 4), ("model", "Model", 16))
 MIN_TITLE = 16
 COLUMN_KEYS = ("title", *(key for key, _, _ in COLUMNS))  # the order of `_cells`
+
+
+def tree_order(infos: Iterable[SessionInfo]) -> list[tuple[SessionInfo, int]]:
+    """(info, depth) with each branch right under its parent (when listed), in the given
+    order otherwise. A parent loop or a parent not listed leaves the branch at the top."""
+    infos = list(infos)
+    keys = {info.key for info in infos}
+    children: dict[str, list[SessionInfo]] = {}
+    roots: list[SessionInfo] = []
+    for info in infos:
+        parent = info.parent
+        if parent and parent in keys and parent != info.key:
+            children.setdefault(parent, []).append(info)
+        else:
+            roots.append(info)
+    out: list[tuple[SessionInfo, int]] = []
+    seen: set[str] = set()
+
+    def walk(info: SessionInfo, depth: int) -> None:
+        if info.key in seen:
+            return
+        seen.add(info.key)
+        out.append((info, depth))
+        for child in children.get(info.key, ()):
+            walk(child, depth + 1)
+
+    for info in roots:
+        walk(info, 0)
+    for info in infos:  # on a loop of parents: shown, at the top level
+        walk(info, 0)
+    return out
 
 
 def format_time(value: str) -> str:
@@ -67,7 +102,8 @@ class SessionTable(DataTable):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
-        self._infos: dict[str, SessionInfo] = {}  # insertion order is display order
+        self._infos: dict[str, SessionInfo] = {}  # insertion order (display: `_order`)
+        self._depth: dict[str, int] = {}  # a branch's depth under its parent
         self._title_width = 40
         self._near_end_posted = -1  # row_count when NearEnd was last posted
         self._check_scheduled = False
@@ -94,7 +130,7 @@ class SessionTable(DataTable):
         row = self.cursor_row
         self.clear(columns=True)
         self._add_columns()
-        for info in self._infos.values():
+        for info in self._ordered():
             self.add_row(*self._cells(info), key=info.key)
         if self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
@@ -105,19 +141,44 @@ class SessionTable(DataTable):
         """Replace all rows."""
         self.clear()
         self._infos.clear()
+        self._depth.clear()
         self._near_end_posted = -1
         self.add_sessions(infos)
 
     def add_sessions(self, infos: Iterable[SessionInfo]) -> int:
         """Append rows, skipping keys already shown; returns how many were added."""
         added = 0
+        fresh: list[SessionInfo] = []
         for info in infos:
             if info.key in self._infos:
                 continue
             self._infos[info.key] = info
-            self.add_row(*self._cells(info), key=info.key)
+            fresh.append(info)
             added += 1
+        if any(info.parent for info in self._infos.values()):
+            self._relayout()  # a branch goes under its parent, wherever that is
+        else:
+            for info in fresh:
+                self.add_row(*self._cells(info), key=info.key)
         return added
+
+    def _ordered(self) -> list[SessionInfo]:
+        order = tree_order(self._infos.values())
+        self._depth = {info.key: depth for info, depth in order if depth}
+        return [info for info, _ in order]
+
+    def _relayout(self) -> None:
+        """All rows again in tree order, the cursor kept on its session."""
+        current = self.selected
+        row = self.cursor_row
+        self.clear()
+        for info in self._ordered():
+            self.add_row(*self._cells(info), key=info.key)
+        if not self.row_count:
+            return
+        if current is not None and current.key in self._infos:
+            row = self.get_row_index(current.key)
+        self.move_cursor(row=min(row, self.row_count - 1), animate=False)
 
     def update_session(self, info: SessionInfo) -> None:
         if info.key not in self._infos:
@@ -129,6 +190,8 @@ class SessionTable(DataTable):
     def remove_session(self, key: str) -> None:
         if self._infos.pop(key, None) is not None:
             self.remove_row(key)
+            if any(i.parent == key for i in self._infos.values()):
+                self._relayout()  # its branches move up a level
 
     def session(self, key: str) -> SessionInfo | None:
         return self._infos.get(key)
@@ -148,15 +211,16 @@ class SessionTable(DataTable):
             return None
         return self._infos.get(row_key.value or "")
 
-    @staticmethod
-    def _cells(info: SessionInfo) -> tuple[Text, Text, Text, Text]:
+    def _cells(self, info: SessionInfo) -> tuple[Text, Text, Text, Text]:
         # Text, not str: DataTable parses str cells as markup, and titles are user text.
+        title = " ".join(terminal_safe(info.title or "(untitled)").split())
+        depth = self._depth.get(info.key, 0)
+        forked_at = info.forked_at
+        if depth or info.parent:
+            where = f" (branch at turn {forked_at})" if forked_at else " (branch)"
+            title = "  " * max(0, depth - 1) + "↳ " + title + where
         return (
-            Text(
-                " ".join(terminal_safe(info.title or "(untitled)").split()),
-                no_wrap=True,
-                overflow="ellipsis",
-            ),
+            Text(title, no_wrap=True, overflow="ellipsis"),
             Text(format_time(info.updated), no_wrap=True),
             Text(str(info.message_count), justify="right", no_wrap=True),
             Text(terminal_safe(info.model or "—"), no_wrap=True, overflow="ellipsis"),

@@ -69,10 +69,12 @@ class CheckpointActions:
 
         await open_call_diff(self, message.call_id)
 
-    async def on_diff_review_screen_revert_requested(self, message: Any) -> None:
+    def on_diff_review_screen_revert_requested(self, message: Any) -> None:
         from picobot_tui.tui.diff_view import revert_file
 
-        await revert_file(self, message)
+        # A worker: it may wait for the conflict question, which a handler cannot.
+        app: Any = self
+        app.run_worker(revert_file(self, message), group="revert", exclusive=True)
 
     async def on_diff_review_screen_scope_requested(self, message: Any) -> None:
         from picobot_tui.tui.diff_view import rescope

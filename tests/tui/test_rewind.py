@@ -221,3 +221,74 @@ async def test_esc_esc_on_a_draft_does_not_open_the_list(settings, ws):
         await pilot.pause()
         assert app.screen is app.main_screen
         assert app.prompt.text == "a draft"
+
+
+async def test_the_browser_shows_the_branch_under_its_parent(settings, ws):
+    from picobot_tui.widgets.session_browser import SessionBrowserScreen
+    from picobot_tui.widgets.session_list import SessionTable
+
+    app = make_app(settings, [*two_turns(), text("another session")])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_two_turns(pilot)
+        original_key = app.sessions.key
+        screen = await open_list(pilot)
+        await choose(pilot, screen, 2, "c")
+        await wait_for(pilot, lambda: app.prompt.text == "now edit it", "the branch")
+        branch_key = app.sessions.key
+        app.prompt.text = ""
+        await app.run_action("new_session")
+        await type_and_send(pilot, "a later, unrelated session")
+        await wait_idle(pilot)
+        other_key = app.sessions.key
+        await app.run_action("sessions")
+        browser = await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionBrowserScreen) and app.screen, "browser"
+        )
+        await wait_for(pilot, lambda: browser.query(SessionTable), "the list")
+        table = browser.query_one(SessionTable)
+        await wait_for(pilot, lambda: len(table.keys) == 3, "three sessions")
+        # Newest first, but the branch sits right under the session it came from.
+        assert table.keys == [other_key, original_key, branch_key]
+        title = str(table.get_cell(branch_key, "title"))
+        assert title.startswith("↳ ") and title.endswith("(branch at turn 2)")
+        assert not str(table.get_cell(original_key, "title")).startswith("↳")
+
+
+def test_the_first_frame_imports_nothing_of_checkpoints_rewind_or_diffs(tmp_path: Path) -> None:
+    """The app paints before any checkpoint, rewind or diff module is imported."""
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import asyncio, json, sys
+        from pathlib import Path
+        from picobot_tui.run.options import RunOptions
+        from picobot_tui.tui.app import PicobotApp
+
+        WATCH = ("picobot_tui.core.checkpoints", "picobot_tui.tui.rewind",
+                 "picobot_tui.tui.diff_view", "picobot_tui.widgets.diff_pane",
+                 "picobot_tui.widgets.diff_review", "picobot_tui.widgets.rewind_dialog")
+        app = PicobotApp(options=RunOptions(model="demo", workspace=Path({str(tmp_path)!r})))
+        seen = {{}}
+        original = app._display
+
+        def display(screen, renderable):
+            if renderable is not None and "first" not in seen:
+                seen["first"] = [m for m in WATCH if m in sys.modules]
+            original(screen, renderable)
+
+        app._display = display
+
+        async def main():
+            async with app.run_test(size=(120, 36)) as pilot:
+                await pilot.pause()
+
+        asyncio.run(main())
+        print(json.dumps(seen))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"first": []}
