@@ -213,7 +213,7 @@ class DiffView(Static):
     def render_for(self, width: int) -> Content:
         """The whole view at `width` cells: notes, then each hunk."""
         rows: list[Content] = []
-        if self.diff.path and self.show_path:  # the file, as the diff names it (`--- a/x`, `+++ b/x`)
+        if self.diff.path and self.show_path:  # the file, as `--- a/x` / `+++ b/x` name it
             rows.extend(_wrap(mark_stand_ins(Content.styled(self.diff.path, "bold")), width))
         for note in self.diff.notes:
             style = "bold $text-warning" if note.startswith("not undoable") else "$text-muted"
