@@ -126,6 +126,7 @@ class ToolTimeline(Vertical):
                     if changes
                     else ()
                 ),
+                ("  not checkpointed" if e.extra.get("not_checkpointed") else "", "$text-warning"),
             )
         icon = "⚠" if e.kind == "stuck" else "↻"
         return Content.assemble(
@@ -177,6 +178,14 @@ class ToolTimeline(Vertical):
         if entry is None:
             return
         entry.extra["changes"] = (added, removed)
+        self.option_list.replace_option_prompt(call_id, self._prompt(entry))
+
+    def set_not_checkpointed(self, call_id: str) -> None:
+        """The call's changes were not checkpointed: rewind cannot undo them."""
+        entry = self.entries.get(call_id)
+        if entry is None:
+            return
+        entry.extra["not_checkpointed"] = True
         self.option_list.replace_option_prompt(call_id, self._prompt(entry))
 
     def set_waiting(self, call_id: str, waiting: bool) -> None:

@@ -114,17 +114,21 @@ def call_diffs(store: CheckpointStore, key: str, call_id: str) -> tuple[list[Fil
     return items(file_diffs(store, sub)), turn
 
 
-def call_stats(store: CheckpointStore, key: str, calls: set[str]) -> dict[str, tuple[int, int]]:
-    """(added, removed) of each call that changed a file. Blocking."""
+def call_stats(
+    store: CheckpointStore, key: str, calls: set[str]
+) -> tuple[dict[str, tuple[int, int]], set[str]]:
+    """(added, removed) of each call that changed a file, and the calls that could not be
+    checkpointed (exec without git, over maxFiles). Blocking."""
     timeline = load_timeline(store, key)
     out = {}
+    skipped = {u.call for u in timeline.uncheckpointed if u.call in calls}
     for call in calls:
         sub = _call_timeline(timeline, call)
         if sub.changes:
             diffs = file_diffs(store, sub)
             if diffs:
                 out[call] = (sum(d.added for d in diffs), sum(d.removed for d in diffs))
-    return out
+    return out, skipped
 
 
 async def show_call_changes(app: Any, calls: set[str]) -> None:
@@ -133,11 +137,13 @@ async def show_call_changes(app: Any, calls: set[str]) -> None:
     if both is None or session is None or not calls:
         return
     try:
-        stats = await asyncio.to_thread(call_stats, both[1], session.key, calls)
+        stats, skipped = await asyncio.to_thread(call_stats, both[1], session.key, calls)
     except (OSError, CheckpointError):
         return  # informative only
     for call, (added, removed) in stats.items():
         app.router.show_call_changes(call, added, removed)
+    for call in skipped:
+        app.router.show_call_changes(call, None, None)
 
 
 async def open_call_diff(app: Any, call_id: str) -> None:

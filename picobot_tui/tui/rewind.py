@@ -45,16 +45,21 @@ def turn_items(sessions: SessionStore, store: CheckpointStore, key: str) -> list
     from picobot_tui.core.checkpoints.timeline import load_timeline
 
     messages = sessions.load_messages(key)
+    skipped: set[int] = set()
     try:
-        stats = turn_stats(store, load_timeline(store, key))
+        timeline = load_timeline(store, key)
+        stats = turn_stats(store, timeline)
+        skipped = {u.turn for u in timeline.uncheckpointed}
     except (OSError, CheckpointError) as e:
         log.warning("rewind: no checkpoints of %s: %s", key, e)
         stats = {}
     items = []
     users = [m for m in messages if m.get("role") == "user"]
     for turn, message in enumerate(users, start=1):
-        changed = stats.get(turn)
-        items.append(TurnItem(turn, content_text(message.get("content")), str(changed or "")))
+        changed = str(stats.get(turn) or "")
+        if turn in skipped:  # an exec that could not be snapshotted: not all is undoable
+            changed = (changed + "; " if changed else "") + "some commands not checkpointed"
+        items.append(TurnItem(turn, content_text(message.get("content")), changed))
     return items
 
 

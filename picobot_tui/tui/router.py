@@ -186,9 +186,13 @@ class EventRouter:
         allowed = decision in ("allow", "allow_session", "always")
         self.state = "running tool" if allowed else "thinking"
 
-    def show_call_changes(self, call_id: str, added: int, removed: int) -> None:
-        """What a call changed in files (the checkpoints): `+a −b` on its timeline entry."""
-        self.timeline.set_changes(call_id, added, removed)
+    def show_call_changes(self, call_id: str, added: int | None, removed: int | None) -> None:
+        """What a call changed in files (the checkpoints): `+a −b` on its timeline entry;
+        None: the call could not be checkpointed (exec without git, too many files)."""
+        if added is None or removed is None:
+            self.timeline.set_not_checkpointed(call_id)
+        else:
+            self.timeline.set_changes(call_id, added, removed)
 
     async def finish_turn(self, outcome: str) -> None:
         """End of a turn: freeze text, close calls still running, go idle, ring."""

@@ -180,3 +180,24 @@ async def test_diff_with_no_session_yet_says_so(settings):
         await type_and_send(pilot, "/diff")
         await pilot.pause()
         assert app.screen is app.main_screen
+
+
+@needs_git
+async def test_an_exec_that_could_not_be_checkpointed_is_marked(settings, ws):
+    from picobot_tui.widgets.rewind_dialog import RewindScreen
+
+    settings.tools.exec.sandbox = "none"
+    settings.checkpoints.max_files = 1  # the workspace holds more: no snapshot
+    steps = [tool_call("exec", {"command": "printf 'x\\n' > out.txt"}, call_id="x1"), text("ok")]
+    app = make_app(settings, steps)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, "run it")
+        await wait_idle(pilot)
+        timeline = app.timeline
+        await wait_for(pilot, lambda: timeline.entries["x1"].extra.get("not_checkpointed"), "mark")
+        assert "not checkpointed" in str(timeline.option_list.get_option("x1").prompt)
+        await app.run_action("rewind")
+        screen = await wait_for(
+            pilot, lambda: isinstance(app.screen, RewindScreen) and app.screen, "the list"
+        )
+        assert screen.turns[0].changes == "some commands not checkpointed"
