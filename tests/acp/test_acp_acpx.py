@@ -26,10 +26,13 @@ ACPX = NODE_DIR / "node_modules" / ".bin" / "acpx"
 def acpx_exe() -> Path:
     if shutil.which("node") and ACPX.exists():
         return ACPX
-    why = "Node is missing" if not shutil.which("node") else f"acpx is not installed ({ACPX})"
+    if not shutil.which("node"):
+        why = "Node is missing (acpx runs on it)"
+    else:
+        why = f"acpx is not installed: `npm install --prefix tests/acp/node --no-save` ({ACPX})"
     if os.environ.get("CI") == "true":
-        pytest.fail(f"CI: {why}; .ci/run installs it with npm")
-    pytest.skip(f"{why}: `npm install --prefix tests/acp/node --no-save` installs it")
+        pytest.fail(f"CI: {why}; .ci/run installs acpx where npm exists")
+    pytest.skip(why)
 
 
 def run_acpx(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -68,6 +68,15 @@ async def test_initialize_negotiates_down_to_the_version_it_speaks(
     assert sid
 
 
+async def test_initialize_with_a_legacy_date_version_is_answered_1(configured_home: Path) -> None:
+    """Older clients (Zed's first ACP builds) sent a date string: the SDK reads any version it
+    cannot parse as 1, so such a client still connects."""
+    async with spawn_agent(configured_home) as agent:
+        resp = await agent.raw_request("initialize", {"protocolVersion": "2024-11-05"})
+        assert await agent.new_session()
+    assert resp["result"]["protocolVersion"] == 1
+
+
 # -- new and prompt -------------------------------------------------------------------------
 
 
@@ -670,7 +679,8 @@ async def test_unknown_method_is_method_not_found(configured_home: Path) -> None
         ("session/new", {"cwd": 5, "mcpServers": []}),
         ("session/new", {"mcpServers": []}),
         ("session/prompt", {"sessionId": "acp:x", "prompt": "not a list"}),
-        ("initialize", {"protocolVersion": "one"}),
+        ("initialize", {"clientCapabilities": {}}),
+        ("initialize", {"protocolVersion": -1}),
     ],
 )
 async def test_bad_params_are_invalid_params(
