@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from picobot_tui.core.checkpoints.diff import FileDiff, file_diffs
 from picobot_tui.core.checkpoints.restore import RestorePlan, RestoreResult
-from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore
+from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore, checkpoints_root
 from picobot_tui.core.checkpoints.timeline import Timeline, load_timeline
 from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.sessions.branch import user_turns
@@ -133,11 +133,14 @@ def call_stats(
 
 async def show_call_changes(app: Any, calls: set[str]) -> None:
     """Look up what each finished call changed and show it on the timeline."""
-    both, session = stores(app), app.sessions.session
-    if both is None or session is None or not calls:
+    runtime, session = app.runtime, app.sessions.session
+    if runtime is None or session is None or not calls:
         return
+    if not runtime.settings.checkpoints.enabled:
+        return
+    store = CheckpointStore(checkpoints_root(runtime.settings.home))
     try:
-        stats, skipped = await asyncio.to_thread(call_stats, both[1], session.key, calls)
+        stats, skipped = await asyncio.to_thread(call_stats, store, session.key, calls)
     except (OSError, CheckpointError):
         return  # informative only
     for call, (added, removed) in stats.items():

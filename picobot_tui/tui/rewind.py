@@ -30,11 +30,18 @@ from picobot_tui.widgets.rewind_dialog import ConflictScreen, Mode, RewindScreen
 log = logging.getLogger("picobot")
 
 
-def stores(app: Any) -> tuple[SessionStore, CheckpointStore] | None:
-    """The session store and the checkpoint store of the app's runtime (None: not ready)."""
+def stores(app: Any, *, quiet: bool = False) -> tuple[SessionStore, CheckpointStore] | None:
+    """The session store and the checkpoint store of the app's runtime; None (and the user
+    is told, unless `quiet`) while starting or with `checkpoints.enabled: false`."""
     runtime = app.runtime
+    why = None
     if runtime is None or not getattr(app, "ready", False):
-        app.notify("Still starting: try again in a moment")
+        why = "Still starting: try again in a moment"
+    elif not runtime.settings.checkpoints.enabled:
+        why = "Checkpoints are off (checkpoints.enabled: false): nothing to rewind or diff"
+    if why is not None:
+        if not quiet:
+            app.notify(why)
         return None
     return runtime.store, CheckpointStore(checkpoints_root(runtime.settings.home))
 

@@ -201,3 +201,37 @@ async def test_an_exec_that_could_not_be_checkpointed_is_marked(settings, ws):
             pilot, lambda: isinstance(app.screen, RewindScreen) and app.screen, "the list"
         )
         assert screen.turns[0].changes == "some commands not checkpointed"
+
+
+@needs_git
+async def test_a_resumed_session_shows_what_its_calls_changed(settings, ws):
+    app = make_app(settings, two_turns())
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_two_turns(pilot)
+        key = app.sessions.key
+    app.sessions_close()  # what run_app does on exit: the session's lock is released
+    resumed = make_app(settings, session=key)
+    async with resumed.run_test(size=(120, 36)) as pilot:
+        timeline = resumed.timeline
+        await wait_for(pilot, lambda: timeline.entries.get("w2"), "the history's calls")
+        await wait_for(pilot, lambda: timeline.entries["w2"].extra.get("changes"), "counts")
+        assert timeline.entries["w1"].extra["changes"] == (1, 0)
+        assert timeline.entries["e1"].extra["changes"] == (1, 1)
+        assert timeline.entries["w2"].extra["changes"] == (2, 0)
+        assert not [n for n in resumed._notifications if "Still starting" in n.message]
+
+
+async def test_with_checkpoints_off_rewind_and_diff_say_so(settings):
+    settings.checkpoints.enabled = False
+    settings.tools.approval = "auto"
+    steps = [tool_call("write_file", {"path": "a.txt", "content": "x\n"}), text("ok")]
+    app = make_app(settings, steps)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, "write")
+        await wait_idle(pilot)
+        for command in ("/rewind", "/diff"):
+            await type_and_send(pilot, command)
+            await pilot.pause()
+            assert app.screen is app.main_screen
+        said = [n.message for n in app._notifications]
+        assert sum("checkpoints.enabled: false" in m for m in said) == 2
