@@ -99,7 +99,8 @@ class PicobotAgent:
 
     def _prepare(self) -> tuple[Any, CwdBook]:
         """The config as found (for logging, the session store and the cwd book). A config
-        error is raised again by every session request, with the config's own message."""
+        error answers the session request with the config's own message; the next one reads
+        the config again."""
         from picobot_tui.acp.sessions import CwdBook
         from picobot_tui.config.settings import load_settings
         from picobot_tui.core.secrets import Scrubber
@@ -197,8 +198,7 @@ class PicobotAgent:
         except McpServerProblem as e:
             raise _params_error(str(e)) from None
         acp_s = await asyncio.to_thread(self._build, path, servers, key, store)
-        book_path = path
-        await asyncio.to_thread(book.record, acp_s.session.key, book_path)
+        await asyncio.to_thread(book.record, acp_s.session.key, path)
         if acp_id is not None:
             acp_s.id = acp_id  # the id the client knows it by
         self._attach_client_fs(acp_s)
