@@ -169,10 +169,10 @@ def _restore(
     """Apply the plan and record the restore as a change of the session's last turn (as a
     rewind does), so the diff no longer shows the file and a later rewind expects it."""
     from picobot_tui.core.checkpoints.restore import apply_restore
-    from picobot_tui.core.checkpoints.rewind import _record_restore  # TODO: public in core
+    from picobot_tui.core.checkpoints.rewind import record_restore
 
     done = apply_restore(store, plan, overwrite)
-    _record_restore(store, key, _current_turn(sessions, key), done)
+    record_restore(store, key, _current_turn(sessions, key), done)
     return done
 
 

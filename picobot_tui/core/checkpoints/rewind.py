@@ -122,11 +122,11 @@ def _restore(
     overwrite: frozenset[Path] | set[Path],
 ) -> RestoreResult:
     done = apply_restore(store, plan, overwrite)
-    _record_restore(store, key, len(user_turns(messages)), done)
+    record_restore(store, key, len(user_turns(messages)), done)
     return done
 
 
-def _record_restore(store: CheckpointStore, key: str, turn: int, done: RestoreResult) -> None:
+def record_restore(store: CheckpointStore, key: str, turn: int, done: RestoreResult) -> None:
     """The restore is a change of the session too (tool "rewind", in its last turn): a
     later rewind then expects the restored files, not what the agent had left."""
     if not done.restored:
