@@ -89,6 +89,7 @@ class PicobotAgent:
         self.warmup = Warmup()
         self._warm_started = False
         self._prepared: asyncio.Task[Any] | None = None
+        self._log_scrub: Any = None
         self._inflight: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, conn: Any) -> None:
@@ -117,6 +118,7 @@ class PicobotAgent:
         settings, _ = load_settings()
         scrub = Scrubber(settings.secrets())
         setup_logging(settings.log_path, scrub, to_stderr=self.logs)
+        self._log_scrub = scrub  # each session's own secrets are added (its MCP servers')
         store = SessionStore(settings.sessions_dir, scrub=scrub)
         return store, CwdBook(settings.data_dir / "acp_sessions.json")
 
@@ -231,6 +233,10 @@ class PicobotAgent:
         try:
             settings = session_settings(cwd, servers)
             runtime = build_session_runtime(settings, confirm)
+            # The client's MCP servers bring env/header secrets the log has not seen.
+            if self._log_scrub is not None:
+                for secret in settings.secrets():
+                    self._log_scrub.add(secret)
         except RunError as e:
             raise _params_error(e.message) from None
         model = settings.agents.defaults.model

@@ -254,3 +254,37 @@ async def test_a_cancel_sent_right_behind_its_prompt_still_answers_cancelled(
     assert resp["result"]["stopReason"] == "cancelled"
     assert again.stop_reason == "end_turn"
     assert len(llm_server.completions) == 1  # the cancelled prompt never reached the model
+
+
+async def test_a_clients_mcp_server_secret_is_scrubbed_from_log_session_and_model(
+    configured_home: Path, llm_server
+) -> None:
+    """A secret the editor passes in an MCP server's env (new to picobot's config) is masked
+    in the log (where the server's stderr goes), the session file and the model request."""
+    from acp.schema import EnvVariable
+
+    secret = "client-token-7f3a9c1e5b2d8"
+    echo = Path(__file__).resolve().parents[1] / "mcp" / "echo_server.py"
+    set_tools(configured_home, approval="auto")
+    llm_server.script(
+        [tool_call_reply("mcp_echo_env", {"name": "CLIENT_TOKEN"}), text_reply("seen")]
+    )
+    server = McpServerStdio(
+        name="echo",
+        command=sys.executable,
+        args=[str(echo)],
+        env=[EnvVariable(name="CLIENT_TOKEN", value=secret)],
+    )
+    async with spawn_agent(configured_home) as agent:
+        await agent.initialize()
+        sid = await agent.new_session(mcp_servers=[server])
+        resp = await agent.say(sid, "show the token")
+    assert resp.stop_reason == "end_turn"
+    result = json.dumps(agent.client.tool_events(sid, "call_1")[-1].model_dump(mode="json"))
+    assert "CLIENT_TOKEN=" in result and secret not in result
+    log = (configured_home / "data" / "logs" / "picobot.log").read_text()
+    assert "echo server: CLIENT_TOKEN is" in log  # the server's stderr reached the log
+    assert secret not in log
+    sessions = list((configured_home / "sessions").glob("*.jsonl"))
+    assert sessions and all(secret not in p.read_text() for p in sessions)
+    assert secret not in json.dumps([r.body for r in llm_server.completions])
