@@ -28,7 +28,7 @@ from picobot_tui.core.checkpoints.recorder import Recorder, recorder_for
 from picobot_tui.core.checkpoints.records import FileState, state_of_bytes
 from picobot_tui.core.checkpoints.shadow_git import NotCheckpointed
 from picobot_tui.core.tools.base import ToolError, ToolResult
-from picobot_tui.core.tools.file_access import reader
+from picobot_tui.core.tools.file_access import current_text, reader
 from picobot_tui.core.tools.paths import resolve_in_workspace, workspace_root
 
 if TYPE_CHECKING:
@@ -55,25 +55,30 @@ def _paths(name: str, args: dict[str, Any], ctx: ToolContext) -> list[Path]:
     return []
 
 
-async def _states(recorder: Recorder, paths: list[Path], ctx: ToolContext) -> dict[Path, FileState]:
+async def _states(
+    recorder: Recorder, paths: list[Path], ctx: ToolContext, name: str
+) -> dict[Path, FileState]:
     states = await asyncio.to_thread(recorder.capture, paths)
-    files = reader(ctx)
-    if files is None:
+    # The todo tool writes the disk; the file tools go through an editor's buffers only for
+    # UTF-8 text under the size limit (file_access.routes): read what the tool acts on.
+    if reader(ctx) is None or name == "todo":
         return states
     for path, state in states.items():
-        if state.kind == "file":  # a text file: the editor's buffer is what the tool sees
-            try:
-                text = await files.read_text(path)
-            except (OSError, ToolError):
-                continue
-            limit = recorder.config.max_file_bytes
-            states[path] = await asyncio.to_thread(
-                state_of_bytes,
-                text.encode("utf-8", "surrogatepass"),
-                state.mode or 0o644,
-                limit,
-                recorder.store,
-            )
+        if state.kind != "file":
+            continue
+        try:
+            text = await current_text(path, ctx)
+        except (OSError, ToolError, UnicodeError):
+            continue
+        if text is None:  # binary, or not there: the disk's state is the tool's
+            continue
+        states[path] = await asyncio.to_thread(
+            state_of_bytes,
+            text.encode("utf-8", "surrogatepass"),
+            state.mode or 0o644,
+            recorder.config.max_file_bytes,
+            recorder.store,
+        )
     return states
 
 
@@ -100,13 +105,13 @@ async def run_checkpointed(
             return await tools.execute(name, args), None
         workspace = workspace_root(ctx)
         try:
-            before = await _states(recorder, paths, ctx)
+            before = await _states(recorder, paths, ctx, name)
         except OSError as e:
             log.warning("checkpoint of %s before %s failed: %s", paths, call_id, e)
             return await tools.execute(name, args), None
         result = await tools.execute(name, args)
         try:
-            after = await _states(recorder, paths, ctx)
+            after = await _states(recorder, paths, ctx, name)
             await asyncio.to_thread(
                 recorder.commit,
                 session,
