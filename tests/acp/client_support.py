@@ -4,6 +4,15 @@ subprocess (the installed console script) against the local scripted model.
 Everything here speaks the protocol only (the issue's contract), never the agent's internals:
 the tests see what an editor sees. Waits are on events (a recorded update, a response, the
 process ending), each bounded by a generous guard so a broken agent fails instead of hanging.
+
+`picobot acp` serves many sessions in one process, and each session reads the config afresh
+(its approval setting, its mode, its workspace `cwd`), so the tests that need no process of
+their own share one per module: `shared_acp` (module scope: one agent, one recording client,
+initialized once) and `shared` (per test: the recording reset, the home's config.json put
+back, a workspace of the test's own, its sessions cancelled at the end). The modules that use
+them run in one event loop per module (`pytestmark = MODULE_LOOP`). A test that needs a fresh
+process (initialize variants, stdin closed, raw stdout, bad framing, always-allow written to
+the config) still spawns its own with `spawn_agent`.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -20,12 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import acp
+import pytest
+import pytest_asyncio
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
     FileSystemCapabilities,
     Implementation,
+    InitializeResponse,
     PermissionOption,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -34,7 +47,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tests.headless.conftest import cli_env, picobot_exe, read_messages
+from tests.headless.conftest import SECRET, cli_env, picobot_exe, read_messages
+from tests.support.openai_server import OpenAITestServer
 
 WAIT = 60.0
 """Guard on every wait (a failure guard, never an asserted timing: the waits end on events)."""
@@ -86,6 +100,16 @@ class RecordingClient:
         self.problems: list[str] = []
         self._queued: list[str] = []
         self._tick = asyncio.Event()
+
+    def reset(self) -> None:
+        """Forget everything recorded so far (a shared agent's next test starts clean)."""
+        self.wire.clear()
+        self.updates.clear()
+        self.permissions.clear()
+        self.calls.clear()
+        self.forbidden.clear()
+        self.problems.clear()
+        self._queued.clear()
 
     # -- what the tests configure
     def capabilities(self) -> ClientCapabilities:
@@ -287,6 +311,8 @@ class Agent:
     stdout: bytearray | None = None
     """Every byte the agent wrote to stdout (only when spawned with `tee=True`)."""
     _raw_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    sessions: list[str] = field(default_factory=list)
+    """The ids `new_session` opened."""
 
     async def initialize(self, version: int = acp.PROTOCOL_VERSION) -> Any:
         return await self.conn.initialize(
@@ -301,6 +327,7 @@ class Agent:
         resp = await self.conn.new_session(
             cwd=str(cwd or self.workspace), mcp_servers=mcp_servers or []
         )
+        self.sessions.append(resp.session_id)
         return resp.session_id
 
     async def start(self) -> str:
@@ -435,6 +462,125 @@ async def spawn_agent(
                 process.kill()
                 await process.wait()
             await asyncio.wait_for(pumping, 10)
+
+
+# -- one agent process shared by a module's tests ------------------------------------------------
+
+MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+"""The mark of a module that uses `shared`: its tests run in the module's event loop, the one
+the shared agent's connection lives in."""
+
+
+@dataclass
+class SharedAgent(Agent):
+    """One test's view of the module's shared `picobot acp`: the same connection, process and
+    recording client (reset for the test), a workspace of its own. It was initialized once,
+    when spawned (`init`, and `init_raw` as it came on the wire), so `start` is `session/new`
+    only; a test about `initialize` itself spawns its own process."""
+
+    init: InitializeResponse | None = None
+    init_raw: dict[str, Any] = field(default_factory=dict)
+    """The response to `initialize` (id 0) as it came on the wire."""
+    init_wire: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The wire of the `initialize` exchange (the recording is reset for each test)."""
+
+    async def initialize(self, version: int = acp.PROTOCOL_VERSION) -> Any:
+        raise AssertionError("the shared agent is initialized once: read `init`, or spawn_agent")
+
+    async def start(self) -> str:
+        return await self.new_session()
+
+
+@dataclass
+class SharedProcess:
+    agent: Agent
+    init: InitializeResponse
+    init_raw: dict[str, Any]
+    init_wire: list[tuple[str, dict[str, Any]]]
+    config_text: str
+
+
+def home_config(server: OpenAITestServer) -> dict[str, Any]:
+    """The config.json of tests/headless `configured_home`: openai/ models on the local server."""
+    return {
+        "agents": {"defaults": {"model": "openai/test-model", "retryBackoff": 0.05}},
+        "providers": {"openai": {"apiKey": SECRET, "apiBase": server.url}},
+    }
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_acp(
+    server: OpenAITestServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SharedProcess]:
+    """One `picobot acp` for the module, initialized with the default client (no fs, no
+    terminal). It lives in a task of its own, so the SDK's context is entered and left by the
+    same task whichever fixture step runs it."""
+    home = tmp_path_factory.mktemp("acp-shared") / "picobot-home"
+    (home / "workspace").mkdir(parents=True)
+    config_text = json.dumps(home_config(server))
+    (home / "config.json").write_text(config_text)
+    ready: asyncio.Future[SharedProcess] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def host() -> None:
+        try:
+            async with spawn_agent(home) as agent:
+                init = await agent.initialize()
+                raw = agent.client.response_to(0)
+                assert raw is not None and "result" in raw, agent.client.summary()
+                wire = list(agent.client.wire)
+                ready.set_result(SharedProcess(agent, init, raw, wire, config_text))
+                await stop.wait()
+        except BaseException as e:
+            if not ready.done():
+                ready.set_exception(e)
+            raise
+
+    hosting = asyncio.create_task(host())
+    try:
+        yield await ready
+    finally:
+        stop.set()
+        await hosting
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shared(
+    shared_acp: SharedProcess, llm_server: OpenAITestServer, request: pytest.FixtureRequest
+) -> AsyncIterator[SharedAgent]:
+    """The module's agent for one test: the recording reset, the home's config.json as it was
+    spawned with (a test may change it before its `session/new`: each session reads it
+    afresh), a workspace of the test's own (the default `cwd` of its sessions), and, at the
+    end, its sessions cancelled and a request answered, so nothing of it reaches the next."""
+    a = shared_acp.agent
+    if a.process.returncode is not None:
+        raise AssertionError(f"the shared picobot acp exited; stderr:\n{a.stderr()[-3000:]}")
+    config_path = a.home / "config.json"
+    config_path.write_text(shared_acp.config_text)
+    a.client.reset()
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)[:100]
+    workspace = a.home / "workspaces" / name
+    workspace.mkdir(parents=True, exist_ok=True)
+    view = SharedAgent(
+        a.conn,
+        a.process,
+        a.client,
+        a.home,
+        workspace,
+        a.stderr_path,
+        _raw_ids=a._raw_ids,
+        init=shared_acp.init,
+        init_raw=shared_acp.init_raw,
+        init_wire=shared_acp.init_wire,
+    )
+    try:
+        yield view
+    finally:
+        if a.process.returncode is None:
+            for sid in view.sessions:
+                await view.cancel(sid)
+            await view.raw_request("_picobot_tests/barrier", {})
+        config_path.write_text(shared_acp.config_text)
 
 
 def non_jsonrpc_lines(stdout: bytes) -> list[bytes]:

@@ -1,7 +1,12 @@
 """`picobot acp` driven by the SDK's own client side, as an editor drives it (issue 13, "Tested
 with real clients"): the console script as a real subprocess, the local scripted model, every
 message on the wire recorded. The contract is the issue's and the protocol's, never the
-agent's internals."""
+agent's internals.
+
+Most tests share one agent process for the module (`shared`: each opens its own sessions in a
+workspace of its own); those about the process itself (initialize variants, stdin closed, raw
+stdout, bad framing, always-allow written to config.json, a load in a new process) spawn their
+own."""
 
 from __future__ import annotations
 
@@ -14,13 +19,17 @@ import pytest
 from acp.schema import FileEditToolCallContent
 
 from tests.acp.client_support import (
+    MODULE_LOOP,
     Gate,
     RecordingClient,
+    SharedAgent,
     config,
     last_user_text,
     non_jsonrpc_lines,
     session_file,
     set_tools,
+    shared,
+    shared_acp,
     spawn_agent,
 )
 from tests.headless.conftest import read_messages
@@ -31,6 +40,9 @@ from tests.support.openai_steps import (
     text_reply,
     tool_call_reply,
 )
+
+pytestmark = MODULE_LOOP
+__all__ = ["shared", "shared_acp"]  # the fixtures
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 
@@ -44,9 +56,11 @@ def tool_id(client: RecordingClient, sid: str, n: int = 0) -> str:
 # -- initialize ---------------------------------------------------------------------------------
 
 
-async def test_initialize_answers_version_1_with_its_capabilities(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        resp = await agent.initialize(1)
+async def test_initialize_answers_version_1_with_its_capabilities(shared: SharedAgent) -> None:
+    # the shared process's first message was initialize at the SDK's version, 1
+    assert acp.PROTOCOL_VERSION == 1
+    resp = shared.init
+    assert resp is not None
     assert resp.protocol_version == 1
     caps = resp.agent_capabilities
     assert caps is not None and caps.load_session is True
@@ -80,49 +94,48 @@ async def test_initialize_with_a_legacy_date_version_is_answered_1(configured_ho
 # -- new and prompt -------------------------------------------------------------------------
 
 
-async def test_new_session_then_text_prompt_ends_the_turn(
-    configured_home: Path, llm_server
-) -> None:
+async def test_new_session_then_text_prompt_ends_the_turn(shared: SharedAgent, llm_server) -> None:
     llm_server.script([text_reply("Hello from the scripted model.")])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "say hello")
-        assert resp.stop_reason == "end_turn"
-        assert agent.client.agent_text(sid) == "Hello from the scripted model."
-        assert "say hello" in last_user_text(llm_server.last_body)
-        # the session id is picobot's key: its file holds the turn
-        messages = read_messages(session_file(configured_home, sid))
+    agent = shared
+    sid = await agent.start()
+    resp = await agent.say(sid, "say hello")
+    assert resp.stop_reason == "end_turn"
+    assert agent.client.agent_text(sid) == "Hello from the scripted model."
+    assert "say hello" in last_user_text(llm_server.last_body)
+    # the session id is picobot's key: its file holds the turn
+    messages = read_messages(session_file(agent.home, sid))
     assert [m["role"] for m in messages][-2:] == ["user", "assistant"]
     assert messages[-1]["content"] == "Hello from the scripted model."
 
 
-async def test_session_new_uses_cwd_as_the_workspace(configured_home: Path, llm_server) -> None:
-    other = configured_home / "elsewhere"
+async def test_session_new_uses_cwd_as_the_workspace(
+    shared: SharedAgent, llm_server, tmp_path: Path
+) -> None:
+    other = tmp_path / "elsewhere"
     other.mkdir()
     (other / "marker.txt").write_text("in elsewhere\n")
     llm_server.script([tool_call_reply("list_dir", {"path": "."}), text_reply("listed")])
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        sid = await agent.new_session(cwd=other)
-        resp = await agent.say(sid, "list the folder")
+    agent = shared
+    sid = await agent.new_session(cwd=other)
+    resp = await agent.say(sid, "list the folder")
     assert resp.stop_reason == "end_turn"
     tool_results = [m for m in llm_server.last_body["messages"] if m.get("role") == "tool"]
     assert tool_results and "marker.txt" in json.dumps(tool_results)
 
 
 async def test_prompt_with_a_resource_link_reads_the_workspace_file(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([text_reply("It says hello.")])
-    async with spawn_agent(configured_home) as agent:
-        notes = agent.workspace / "notes.txt"
-        notes.write_text("NOTE-CONTENT-7731: the build is green\n")
-        sid = await agent.start()
-        resp = await agent.prompt(
-            sid,
-            acp.text_block("What does this file say?"),
-            acp.resource_link_block("notes.txt", notes.as_uri(), mime_type="text/plain"),
-        )
+    agent = shared
+    notes = agent.workspace / "notes.txt"
+    notes.write_text("NOTE-CONTENT-7731: the build is green\n")
+    sid = await agent.start()
+    resp = await agent.prompt(
+        sid,
+        acp.text_block("What does this file say?"),
+        acp.resource_link_block("notes.txt", notes.as_uri(), mime_type="text/plain"),
+    )
     assert resp.stop_reason == "end_turn"
     sent = json.dumps(llm_server.last_body["messages"])
     assert "NOTE-CONTENT-7731" in sent
@@ -130,13 +143,13 @@ async def test_prompt_with_a_resource_link_reads_the_workspace_file(
 
 
 async def test_streamed_chunks_arrive_in_order_before_the_response(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     text = "one two three four five six seven eight nine ten"
     llm_server.script([slow(0.05, text_reply(text, chunk_size=5))])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "count")
+    agent = shared
+    sid = await agent.start()
+    resp = await agent.say(sid, "count")
     client = agent.client
     chunks = client.session_updates(sid, "agent_message_chunk")
     assert resp.stop_reason == "end_turn"
@@ -148,6 +161,7 @@ async def test_streamed_chunks_arrive_in_order_before_the_response(
         i
         for i, m in enumerate(wire)
         if m.get("method") == "session/update"
+        and m["params"]["sessionId"] == sid
         and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
     )
     answer = next(
@@ -157,36 +171,36 @@ async def test_streamed_chunks_arrive_in_order_before_the_response(
 
 
 async def test_provider_failure_is_a_jsonrpc_error_not_a_stop_reason(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([error(401)])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        with pytest.raises(acp.RequestError) as failed:
-            await agent.say(sid, "hello")
-        assert str(failed.value)
-        # the agent keeps serving
-        llm_server.script([text_reply("back")])
-        assert (await agent.say(sid, "again")).stop_reason == "end_turn"
+    agent = shared
+    sid = await agent.start()
+    with pytest.raises(acp.RequestError) as failed:
+        await agent.say(sid, "hello")
+    assert str(failed.value)
+    # the agent keeps serving
+    llm_server.script([text_reply("back")])
+    assert (await agent.say(sid, "again")).stop_reason == "end_turn"
 
 
 # -- tool calls -------------------------------------------------------------------------------
 
 
 async def test_write_file_call_has_kind_title_locations_diff_and_statuses(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    set_tools(configured_home, approval="auto")
+    agent = shared
+    set_tools(agent.home, approval="auto")
     llm_server.script(
         [
             tool_call_reply("write_file", {"path": "hello.txt", "content": "hi there\n"}),
             text_reply("written"),
         ]
     )
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "write hello.txt")
-        target = agent.workspace / "hello.txt"
+    sid = await agent.start()
+    resp = await agent.say(sid, "write hello.txt")
+    target = agent.workspace / "hello.txt"
     client = agent.client
     assert resp.stop_reason == "end_turn"
     assert target.read_text() == "hi there\n"
@@ -207,9 +221,10 @@ async def test_write_file_call_has_kind_title_locations_diff_and_statuses(
     assert not diffs[0].old_text  # a new file
 
 
-async def test_edit_file_call_carries_old_and_new_text(configured_home: Path, llm_server) -> None:
-    set_tools(configured_home, approval="auto")
-    (configured_home / "workspace" / "app.py").write_text("x = 1\ny = 2\n")
+async def test_edit_file_call_carries_old_and_new_text(shared: SharedAgent, llm_server) -> None:
+    agent = shared
+    set_tools(agent.home, approval="auto")
+    (agent.workspace / "app.py").write_text("x = 1\ny = 2\n")
     llm_server.script(
         [
             tool_call_reply(
@@ -218,9 +233,8 @@ async def test_edit_file_call_carries_old_and_new_text(configured_home: Path, ll
             text_reply("edited"),
         ]
     )
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "bump y")
+    sid = await agent.start()
+    resp = await agent.say(sid, "bump y")
     client = agent.client
     assert resp.stop_reason == "end_turn"
     call = tool_id(client, sid)
@@ -229,7 +243,7 @@ async def test_edit_file_call_carries_old_and_new_text(configured_home: Path, ll
     assert client.tool_statuses(sid, call)[-1] == "completed"
     diffs = [c for e in events for c in (e.content or []) if isinstance(c, FileEditToolCallContent)]
     assert diffs, f"no diff content:\n{client.summary()}"
-    assert Path(diffs[0].path) == configured_home / "workspace" / "app.py"
+    assert Path(diffs[0].path) == agent.workspace / "app.py"
     assert "y = 2" in (diffs[0].old_text or "") and "y = 3" in diffs[0].new_text
     assert "y = 2" not in diffs[0].new_text
 
@@ -244,14 +258,14 @@ async def test_edit_file_call_carries_old_and_new_text(configured_home: Path, ll
     ],
 )
 async def test_tool_kinds_and_titles(
-    configured_home: Path, llm_server, tool: str, args: dict, kind: str, in_title: str | None
+    shared: SharedAgent, llm_server, tool: str, args: dict, kind: str, in_title: str | None
 ) -> None:
-    set_tools(configured_home, approval="auto")
-    (configured_home / "workspace" / "data.txt").write_text("some data\n")
+    agent = shared
+    set_tools(agent.home, approval="auto")
+    (agent.workspace / "data.txt").write_text("some data\n")
     llm_server.script([tool_call_reply(tool, args), text_reply("done")])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, f"use {tool}")
+    sid = await agent.start()
+    resp = await agent.say(sid, f"use {tool}")
     client = agent.client
     assert resp.stop_reason == "end_turn"
     call = tool_id(client, sid)
@@ -263,11 +277,12 @@ async def test_tool_kinds_and_titles(
     assert client.tool_statuses(sid, call)[-1] == "completed", client.summary()
     if tool == "read_file":
         locations = [loc for e in client.tool_events(sid, call) for loc in (e.locations or [])]
-        assert locations and Path(locations[0].path) == configured_home / "workspace" / "data.txt"
+        assert locations and Path(locations[0].path) == agent.workspace / "data.txt"
 
 
-async def test_todo_list_becomes_a_plan(configured_home: Path, llm_server) -> None:
-    set_tools(configured_home, approval="auto")
+async def test_todo_list_becomes_a_plan(shared: SharedAgent, llm_server) -> None:
+    agent = shared
+    set_tools(agent.home, approval="auto")
     llm_server.script(
         [
             tool_call_reply("todo", {"action": "add", "text": "write the tests"}),
@@ -275,9 +290,8 @@ async def test_todo_list_becomes_a_plan(configured_home: Path, llm_server) -> No
             text_reply("planned"),
         ]
     )
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "plan")
+    sid = await agent.start()
+    resp = await agent.say(sid, "plan")
     assert resp.stop_reason == "end_turn"
     plans = agent.client.session_updates(sid, "plan")
     assert plans, agent.client.summary()
@@ -285,12 +299,12 @@ async def test_todo_list_becomes_a_plan(configured_home: Path, llm_server) -> No
     assert all(e.status == "pending" for e in plans[-1].entries)
 
 
-async def test_failed_tool_call_ends_failed(configured_home: Path, llm_server) -> None:
-    set_tools(configured_home, approval="auto")
+async def test_failed_tool_call_ends_failed(shared: SharedAgent, llm_server) -> None:
+    agent = shared
+    set_tools(agent.home, approval="auto")
     llm_server.script([tool_call_reply("read_file", {"path": "missing.txt"}), text_reply("ok")])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "read it")
+    sid = await agent.start()
+    resp = await agent.say(sid, "read it")
     assert resp.stop_reason == "end_turn"
     call = tool_id(agent.client, sid)
     assert agent.client.tool_statuses(sid, call)[-1] == "failed"
@@ -303,19 +317,18 @@ def _write(name: str, content: str = "x\n", call_id: str = "call_1"):
     return tool_call_reply("write_file", {"path": name, "content": content}, id=call_id)
 
 
-async def test_permission_allow_once_asks_again_next_time(
-    configured_home: Path, llm_server
-) -> None:
+async def test_permission_allow_once_asks_again_next_time(shared: SharedAgent, llm_server) -> None:
     llm_server.script(
         [_write("a.txt"), text_reply("one"), _write("b.txt", call_id="call_2"), text_reply("two")]
     )
-    client = RecordingClient()
+    agent = shared
+    configured_home = agent.home
+    client = agent.client
     client.answer_permissions("allow_once", "allow_once")
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        assert (await agent.say(sid, "write a")).stop_reason == "end_turn"
-        assert (await agent.say(sid, "write b")).stop_reason == "end_turn"
-        ws = agent.workspace
+    sid = await agent.start()
+    assert (await agent.say(sid, "write a")).stop_reason == "end_turn"
+    assert (await agent.say(sid, "write b")).stop_reason == "end_turn"
+    ws = agent.workspace
     assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
     assert len(client.permissions) == 2, "allow once was remembered"
     first = client.permissions[0]
@@ -350,16 +363,14 @@ async def test_permission_allow_always_is_saved_and_not_asked_again(
     assert not client.problems
 
 
-async def test_permission_reject_leaves_the_file_unwritten(
-    configured_home: Path, llm_server
-) -> None:
+async def test_permission_reject_leaves_the_file_unwritten(shared: SharedAgent, llm_server) -> None:
     llm_server.script([_write("no.txt"), text_reply("understood")])
-    client = RecordingClient()
+    agent = shared
+    client = agent.client
     client.answer_permissions("reject_once")
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "write no.txt")
-        ws = agent.workspace
+    sid = await agent.start()
+    resp = await agent.say(sid, "write no.txt")
+    ws = agent.workspace
     assert resp.stop_reason == "end_turn"
     assert not (ws / "no.txt").exists()
     call = tool_id(client, sid)
@@ -370,19 +381,20 @@ async def test_permission_reject_leaves_the_file_unwritten(
 
 
 async def test_read_only_mode_refuses_changes_without_asking(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
+    """A mode is the session's own (each session reads the config afresh): a shared process."""
     llm_server.script([_write("ro.txt"), text_reply("could not write")])
-    client = RecordingClient()
-    async with spawn_agent(configured_home, client) as agent:
-        await agent.initialize()
-        resp = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[])
-        assert resp.modes is not None
-        assert {m.id for m in resp.modes.available_modes} >= {"default", "read-only"}
-        sid = resp.session_id
-        await agent.conn.set_session_mode(session_id=sid, mode_id="read-only")
-        assert (await agent.say(sid, "write ro.txt")).stop_reason == "end_turn"
-        ws = agent.workspace
+    agent = shared
+    client = agent.client
+    resp = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[])
+    assert resp.modes is not None
+    assert {m.id for m in resp.modes.available_modes} >= {"default", "read-only"}
+    sid = resp.session_id
+    agent.sessions.append(sid)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="read-only")
+    assert (await agent.say(sid, "write ro.txt")).stop_reason == "end_turn"
+    ws = agent.workspace
     assert not (ws / "ro.txt").exists()
     assert client.permissions == []
     assert client.tool_statuses(sid, tool_id(client, sid))[-1] == "failed"
@@ -392,21 +404,21 @@ async def test_read_only_mode_refuses_changes_without_asking(
 
 
 async def test_cancel_mid_stream_answers_cancelled_and_marks_text_interrupted(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([keep_alive_forever(2, text_reply("partial answer here", chunk_size=4))])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        turn = asyncio.create_task(agent.say(sid, "talk"))
-        await agent.client.wait_until(
-            lambda: agent.client.session_updates(sid, "agent_message_chunk"), "a first chunk"
-        )
-        await agent.cancel(sid)
-        resp = await asyncio.wait_for(turn, 30)
-        messages = agent.session_messages(sid)
-        # the session goes on after a cancel
-        llm_server.script([text_reply("next")])
-        assert (await agent.say(sid, "again")).stop_reason == "end_turn"
+    agent = shared
+    sid = await agent.start()
+    turn = asyncio.create_task(agent.say(sid, "talk"))
+    await agent.client.wait_until(
+        lambda: agent.client.session_updates(sid, "agent_message_chunk"), "a first chunk"
+    )
+    await agent.cancel(sid)
+    resp = await asyncio.wait_for(turn, 30)
+    messages = agent.session_messages(sid)
+    # the session goes on after a cancel
+    llm_server.script([text_reply("next")])
+    assert (await agent.say(sid, "again")).stop_reason == "end_turn"
     assert resp.stop_reason == "cancelled"
     last = messages[-1]
     assert last["role"] == "assistant" and last.get("interrupted") is True
@@ -414,24 +426,24 @@ async def test_cancel_mid_stream_answers_cancelled_and_marks_text_interrupted(
 
 
 async def test_cancel_mid_tool_answers_cancelled_and_records_a_cancelled_result(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    set_tools(configured_home, approval="auto")
+    agent = shared
+    set_tools(agent.home, approval="auto")
     llm_server.script([tool_call_reply("exec", {"command": "sleep 120"})])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        turn = asyncio.create_task(agent.say(sid, "wait"))
-        client = agent.client
-        await client.wait_until(
-            lambda: (
-                client.tool_events(sid)
-                and "in_progress" in client.tool_statuses(sid, tool_id(client, sid))
-            ),
-            "the exec call in progress",
-        )
-        await agent.cancel(sid)
-        resp = await asyncio.wait_for(turn, 30)
-        messages = agent.session_messages(sid)
+    sid = await agent.start()
+    turn = asyncio.create_task(agent.say(sid, "wait"))
+    client = agent.client
+    await client.wait_until(
+        lambda: (
+            client.tool_events(sid)
+            and "in_progress" in client.tool_statuses(sid, tool_id(client, sid))
+        ),
+        "the exec call in progress",
+    )
+    await agent.cancel(sid)
+    resp = await asyncio.wait_for(turn, 30)
+    messages = agent.session_messages(sid)
     assert resp.stop_reason == "cancelled"
     results = [m for m in messages if m.get("role") == "tool"]
     assert results and results[-1].get("status") == "cancelled"
@@ -440,17 +452,17 @@ async def test_cancel_mid_tool_answers_cancelled_and_records_a_cancelled_result(
     assert client.tool_statuses(sid, call)[-1] in {"failed", "completed"}
 
 
-async def test_cancel_mid_permission_answers_cancelled(configured_home: Path, llm_server) -> None:
+async def test_cancel_mid_permission_answers_cancelled(shared: SharedAgent, llm_server) -> None:
     llm_server.script([_write("held.txt")])
-    client = RecordingClient()  # no answer queued: the request is held until the cancel
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        turn = asyncio.create_task(agent.say(sid, "write held.txt"))
-        await client.wait_until(lambda: client.permissions, "a permission request")
-        await agent.cancel(sid)
-        resp = await asyncio.wait_for(turn, 30)
-        messages = agent.session_messages(sid)
-        ws = agent.workspace
+    agent = shared
+    client = agent.client  # no answer queued: the request is held until the cancel
+    sid = await agent.start()
+    turn = asyncio.create_task(agent.say(sid, "write held.txt"))
+    await client.wait_until(lambda: client.permissions, "a permission request")
+    await agent.cancel(sid)
+    resp = await asyncio.wait_for(turn, 30)
+    messages = agent.session_messages(sid)
+    ws = agent.workspace
     assert resp.stop_reason == "cancelled"
     assert not (ws / "held.txt").exists()
     results = [m for m in messages if m.get("role") == "tool"]
@@ -459,20 +471,20 @@ async def test_cancel_mid_permission_answers_cancelled(configured_home: Path, ll
 
 
 async def test_updates_of_a_cancelled_turn_all_precede_its_response(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([keep_alive_forever(3, text_reply("a b c d e f g h", chunk_size=2))])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        turn = asyncio.create_task(agent.say(sid, "talk"))
-        client = agent.client
-        await client.wait_until(
-            lambda: client.session_updates(sid, "agent_message_chunk"), "a first chunk"
-        )
-        await agent.cancel(sid)
-        await asyncio.wait_for(turn, 30)
-        # a later request's answer bounds "after": nothing for the session between
-        await agent.new_session()
+    agent = shared
+    sid = await agent.start()
+    turn = asyncio.create_task(agent.say(sid, "talk"))
+    client = agent.client
+    await client.wait_until(
+        lambda: client.session_updates(sid, "agent_message_chunk"), "a first chunk"
+    )
+    await agent.cancel(sid)
+    await asyncio.wait_for(turn, 30)
+    # a later request's answer bounds "after": nothing for the session between
+    await agent.new_session()
     wire = [m for d, m in client.wire if d == "in"]
     answer = next(
         i for i, m in enumerate(wire) if m.get("result", {}).get("stopReason") == "cancelled"
@@ -526,20 +538,19 @@ async def test_load_replays_the_history_in_a_new_process(configured_home: Path, 
     assert sum(1 for m in messages if m["role"] == "user") == 2
 
 
-async def test_load_of_an_unknown_session_is_an_error(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        with pytest.raises(acp.RequestError):
-            await agent.conn.load_session(
-                cwd=str(agent.workspace), session_id="acp:does-not-exist", mcp_servers=[]
-            )
-        assert await agent.new_session()
+async def test_load_of_an_unknown_session_is_an_error(shared: SharedAgent) -> None:
+    agent = shared
+    with pytest.raises(acp.RequestError):
+        await agent.conn.load_session(
+            cwd=str(agent.workspace), session_id="acp:does-not-exist", mcp_servers=[]
+        )
+    assert await agent.new_session()
 
 
 # -- several sessions -------------------------------------------------------------------------
 
 
-async def test_two_sessions_prompt_concurrently(configured_home: Path, llm_server) -> None:
+async def test_two_sessions_prompt_concurrently(shared: SharedAgent, llm_server) -> None:
     """A's reply is held until B's turn has ended: the agent must run B while A waits."""
     a_asked, b_done = Gate(), Gate()
 
@@ -551,8 +562,8 @@ async def test_two_sessions_prompt_concurrently(configured_home: Path, llm_serve
         return text_reply("answer for beta")
 
     llm_server.script([reply, reply])
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
+    agent = shared
+    try:
         a = await agent.new_session()
         b = await agent.new_session()
         assert a != b
@@ -562,28 +573,29 @@ async def test_two_sessions_prompt_concurrently(configured_home: Path, llm_serve
         b_done.open()
         resp_a = await asyncio.wait_for(turn_a, 30)
         client = agent.client
-    b_done.open()
+    finally:
+        b_done.open()
     assert resp_a.stop_reason == resp_b.stop_reason == "end_turn"
     assert client.agent_text(a) == "answer for alpha"
     assert client.agent_text(b) == "answer for beta"
-    assert session_file(configured_home, a) != session_file(configured_home, b)
+    assert session_file(agent.home, a) != session_file(agent.home, b)
 
 
 async def test_second_prompt_to_a_running_session_is_a_clear_error(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([keep_alive_forever(1, text_reply("busy busy busy", chunk_size=4))])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        turn = asyncio.create_task(agent.say(sid, "first"))
-        await agent.client.wait_until(
-            lambda: agent.client.session_updates(sid, "agent_message_chunk"), "a first chunk"
-        )
-        with pytest.raises(acp.RequestError) as busy:
-            await agent.say(sid, "second")
-        assert str(busy.value)
-        await agent.cancel(sid)
-        assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
+    agent = shared
+    sid = await agent.start()
+    turn = asyncio.create_task(agent.say(sid, "first"))
+    await agent.client.wait_until(
+        lambda: agent.client.session_updates(sid, "agent_message_chunk"), "a first chunk"
+    )
+    with pytest.raises(acp.RequestError) as busy:
+        await agent.say(sid, "second")
+    assert str(busy.value)
+    await agent.cancel(sid)
+    assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
 
 
 # -- stdout holds only JSON-RPC ---------------------------------------------------------------
@@ -664,13 +676,12 @@ async def test_malformed_json_is_a_parse_error(configured_home: Path) -> None:
         assert await agent.new_session()
 
 
-async def test_unknown_method_is_method_not_found(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request("session/no_such_method", {})
-        assert resp["error"]["code"] == -32601
-        assert resp["error"]["message"]
-        assert await agent.new_session()
+async def test_unknown_method_is_method_not_found(shared: SharedAgent) -> None:
+    agent = shared
+    resp = await agent.raw_request("session/no_such_method", {})
+    assert resp["error"]["code"] == -32601
+    assert resp["error"]["message"]
+    assert await agent.new_session()
 
 
 @pytest.mark.parametrize(
@@ -684,25 +695,23 @@ async def test_unknown_method_is_method_not_found(configured_home: Path) -> None
     ],
 )
 async def test_bad_params_are_invalid_params(
-    configured_home: Path, method: str, params: dict
+    shared: SharedAgent, method: str, params: dict
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request(method, params)
-        assert resp["error"]["code"] == -32602, resp
-        assert resp["error"]["message"]
-        assert await agent.new_session()
+    agent = shared  # initialized (the bad `initialize` ones come after a good one, as before)
+    resp = await agent.raw_request(method, params)
+    assert resp["error"]["code"] == -32602, resp
+    assert resp["error"]["message"]
+    assert await agent.new_session()
 
 
-async def test_unknown_session_id_is_an_error_not_a_crash(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        with pytest.raises(acp.RequestError) as unknown:
-            await agent.say("acp:no-such-session", "hello")
-        assert str(unknown.value)
-        await agent.conn.cancel(session_id="acp:no-such-session")  # a notification: no answer
-        assert await agent.new_session()
-        assert agent.process.returncode is None
+async def test_unknown_session_id_is_an_error_not_a_crash(shared: SharedAgent) -> None:
+    agent = shared
+    with pytest.raises(acp.RequestError) as unknown:
+        await agent.say("acp:no-such-session", "hello")
+    assert str(unknown.value)
+    await agent.conn.cancel(session_id="acp:no-such-session")  # a notification: no answer
+    assert await agent.new_session()
+    assert agent.process.returncode is None
 
 
 async def test_closing_stdin_ends_the_process_and_saves_running_sessions(

@@ -10,6 +10,11 @@ cheap. tests/acp/REQUIREMENTS.md lists them all, with what is and is not covered
 "Nothing after the response" checks (ACP-JSONRPC-003, ACP-CANCEL-002, ACP-LOAD-002) are made
 on the whole of stdout after the agent has exited (stdin closed): every byte it wrote is then
 in, so no quiet period is needed.
+
+Most requirements are checked on one agent process shared by the module (`shared`: the
+response to its one `initialize`, and sessions of each test's own); those about the process
+itself (raw stdout, stdin closed, initialize variants, a load in a new process) spawn their
+own.
 """
 
 from __future__ import annotations
@@ -37,12 +42,19 @@ from acp.schema import (
 from pydantic import BaseModel, ValidationError
 
 from tests.acp.client_support import (
+    MODULE_LOOP,
     RecordingClient,
+    SharedAgent,
     non_jsonrpc_lines,
     set_tools,
+    shared,
+    shared_acp,
     spawn_agent,
 )
 from tests.support.openai_steps import keep_alive_forever, text_reply, tool_call_reply
+
+pytestmark = MODULE_LOOP
+__all__ = ["shared", "shared_acp"]  # the fixtures
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 
@@ -210,47 +222,49 @@ async def test_REQ_ACP_JSONRPC_003_notifications_never_get_a_response(
     assert [m for m in responses if m.get("id") not in asked] == []
 
 
-async def test_REQ_ACP_JSONRPC_004_unknown_method_is_minus_32601(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request("nonexistent/method", {})
+async def test_REQ_ACP_JSONRPC_004_unknown_method_is_minus_32601(shared: SharedAgent) -> None:
+    resp = await shared.raw_request("nonexistent/method", {})
     assert resp["error"]["code"] == -32601
 
 
 async def test_REQ_ACP_JSONRPC_005_connection_usable_after_an_error(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        await agent.raw_request("nonexistent/method", {})
-        await agent.raw_request("session/new", {"cwd": None})
-        llm_server.script([text_reply("still here")])
-        sid = await agent.new_session()
-        assert (await agent.say(sid, "are you there")).stop_reason == "end_turn"
+    agent = shared
+    await agent.raw_request("nonexistent/method", {})
+    await agent.raw_request("session/new", {"cwd": None})
+    llm_server.script([text_reply("still here")])
+    sid = await agent.new_session()
+    assert (await agent.say(sid, "are you there")).stop_reason == "end_turn"
 
 
 # -- initialize ---------------------------------------------------------------------------------
 
 
-async def test_REQ_ACP_INIT_001_initialize_result_validates(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize(1)
-    result = agent.client.response_to(0)
+# The shared process's first message was `initialize` at version 1 (acp.PROTOCOL_VERSION) with
+# the default client: INIT-001, -002 and -004 read its answer, as they did of a process of
+# their own.
+
+
+async def test_REQ_ACP_INIT_001_initialize_result_validates(shared: SharedAgent) -> None:
+    assert acp.PROTOCOL_VERSION == 1
+    result = shared.init_raw
     assert result is not None and "result" in result
     InitializeResponse.model_validate(result["result"])
     assert type(result["result"]["protocolVersion"]) is int
 
 
-async def test_REQ_ACP_INIT_002_version_1_is_answered_1(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        assert (await agent.initialize(1)).protocol_version == 1
+async def test_REQ_ACP_INIT_002_version_1_is_answered_1(shared: SharedAgent) -> None:
+    assert acp.PROTOCOL_VERSION == 1
+    assert shared.init is not None
+    assert shared.init.protocol_version == 1
 
 
 async def test_REQ_ACP_INIT_003_unsupported_version_is_negotiated_down(
-    configured_home: Path,
+    shared: SharedAgent, configured_home: Path
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        v1 = (await agent.initialize(1)).protocol_version
+    assert acp.PROTOCOL_VERSION == 1 and shared.init is not None
+    v1 = shared.init.protocol_version  # the answer to version 1
     async with spawn_agent(configured_home) as agent:
         params = {
             "protocolVersion": 65535,
@@ -263,9 +277,9 @@ async def test_REQ_ACP_INIT_003_unsupported_version_is_negotiated_down(
     assert type(got) is int and got != 65535 and got >= v1
 
 
-async def test_REQ_ACP_INIT_004_agent_info_has_name_and_version(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        resp = await agent.initialize()
+async def test_REQ_ACP_INIT_004_agent_info_has_name_and_version(shared: SharedAgent) -> None:
+    resp = shared.init
+    assert resp is not None
     assert resp.agent_info is not None
     assert resp.agent_info.name and resp.agent_info.version
 
@@ -274,10 +288,11 @@ async def test_REQ_ACP_INIT_004_agent_info_has_name_and_version(configured_home:
 
 
 async def test_REQ_ACP_SCHEMA_001_every_message_of_a_basic_exchange_validates(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    set_tools(configured_home, approval="ask")
-    (configured_home / "workspace" / "a.txt").write_text("alpha\n")
+    agent = shared
+    set_tools(agent.home, approval="ask")
+    (agent.workspace / "a.txt").write_text("alpha\n")
     llm_server.script(
         [
             tool_call_reply("read_file", {"path": "a.txt"}),
@@ -285,20 +300,20 @@ async def test_REQ_ACP_SCHEMA_001_every_message_of_a_basic_exchange_validates(
             text_reply("Both done."),
         ]
     )
-    client = RecordingClient()
+    client = agent.client
     client.answer_permissions("allow_once")
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        await agent.say(sid, "read a, write b")
-        if _advertises(agent, "list"):
-            await agent.conn.list_sessions()
-    agent_messages = [m for d, m in client.wire if d == "in"]
+    sid = await agent.start()
+    await agent.say(sid, "read a, write b")
+    if _advertises(agent, "list"):
+        await agent.conn.list_sessions()
+    wire = agent.init_wire + client.wire  # the initialize exchange, then this test's
+    agent_messages = [m for d, m in wire if d == "in"]
     assert len(agent_messages) >= 5
-    assert schema_problems(client.wire) == []
+    assert schema_problems(wire) == []
 
 
-def _advertises(agent: Any, capability: str) -> bool:
-    init = agent.client.response_to(0)
+def _advertises(agent: SharedAgent, capability: str) -> bool:
+    init = agent.init_raw
     caps = (init or {}).get("result", {}).get("agentCapabilities", {})
     return bool((caps.get("sessionCapabilities") or {}).get(capability) is not None)
 
@@ -306,22 +321,19 @@ def _advertises(agent: Any, capability: str) -> bool:
 # -- sessions -----------------------------------------------------------------------------------
 
 
-async def test_REQ_ACP_SESSION_001_new_session_with_absolute_cwd(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request(
-            "session/new", {"cwd": str(agent.workspace.resolve()), "mcpServers": []}
-        )
+async def test_REQ_ACP_SESSION_001_new_session_with_absolute_cwd(shared: SharedAgent) -> None:
+    agent = shared
+    resp = await agent.raw_request(
+        "session/new", {"cwd": str(agent.workspace.resolve()), "mcpServers": []}
+    )
     NewSessionResponse.model_validate(resp["result"])
     sid = resp["result"]["sessionId"]
     assert isinstance(sid, str) and sid
 
 
-async def test_REQ_ACP_SESSION_002_two_sessions_have_distinct_ids(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        a = await agent.new_session()
-        b = await agent.new_session()
+async def test_REQ_ACP_SESSION_002_two_sessions_have_distinct_ids(shared: SharedAgent) -> None:
+    a = await shared.new_session()
+    b = await shared.new_session()
     assert a != b
 
 
@@ -329,26 +341,25 @@ async def test_REQ_ACP_SESSION_002_two_sessions_have_distinct_ids(configured_hom
 
 
 async def test_REQ_ACP_PROMPT_001_text_prompt_has_a_defined_stop_reason(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([text_reply("ok")])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "hello")
+    sid = await shared.start()
+    resp = await shared.say(sid, "hello")
     assert resp.stop_reason in STOP_REASONS
 
 
 async def test_REQ_ACP_PROMPT_002_updates_validate_and_carry_the_session_id(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    set_tools(configured_home, approval="auto")
+    agent = shared
+    set_tools(agent.home, approval="auto")
     llm_server.script(
         [tool_call_reply("list_dir", {"path": "."}), text_reply("Listed the folder.")]
     )
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        await agent.new_session()  # a second session: its id must not leak into the turn
-        await agent.say(sid, "list")
+    sid = await agent.start()
+    await agent.new_session()  # a second session: its id must not leak into the turn
+    await agent.say(sid, "list")
     updates = [m for d, m in agent.client.wire if d == "in" and m.get("method") == "session/update"]
     assert updates
     for m in updates:
@@ -357,16 +368,16 @@ async def test_REQ_ACP_PROMPT_002_updates_validate_and_carry_the_session_id(
 
 
 async def test_REQ_ACP_PROMPT_003_resource_link_beside_text_is_accepted(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([text_reply("seen")])
-    async with spawn_agent(configured_home) as agent:
-        f = agent.workspace / "r.md"
-        f.write_text("# resource\n")
-        sid = await agent.start()
-        resp = await agent.prompt(
-            sid, acp.text_block("look"), acp.resource_link_block("r.md", f.as_uri())
-        )
+    agent = shared
+    f = agent.workspace / "r.md"
+    f.write_text("# resource\n")
+    sid = await agent.start()
+    resp = await agent.prompt(
+        sid, acp.text_block("look"), acp.resource_link_block("r.md", f.as_uri())
+    )
     assert resp.stop_reason in STOP_REASONS
 
 
@@ -385,10 +396,9 @@ async def _cancelled_turn(agent: Any, llm_server: Any) -> tuple[str, Any]:
 
 
 async def test_REQ_ACP_CANCEL_001_cancelled_prompt_answers_cancelled_not_an_error(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        _, resp = await _cancelled_turn(agent, llm_server)
+    _, resp = await _cancelled_turn(shared, llm_server)
     assert resp.stop_reason == "cancelled"
 
 
@@ -466,37 +476,44 @@ async def test_REQ_ACP_LOAD_003_load_result_is_an_object(configured_home: Path, 
 
 
 async def _session_caps(agent: Any) -> dict[str, Any]:
-    await agent.initialize()
-    init = agent.client.response_to(0)["result"]
+    """The session capabilities: the shared agent's `initialize` answer, or a fresh one's."""
+    if isinstance(agent, SharedAgent):
+        init = agent.init_raw["result"]
+    else:
+        await agent.initialize()
+        init = agent.client.response_to(0)["result"]
     return init.get("agentCapabilities", {}).get("sessionCapabilities") or {}
 
 
-async def test_REQ_ACP_LIST_001_list_returns_a_sessions_array(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        caps = await _session_caps(agent)
-        _require("list" in caps, "sessionCapabilities.list")
-        await agent.new_session()
-        resp = await agent.raw_request("session/list", {})
+async def test_REQ_ACP_LIST_001_list_returns_a_sessions_array(shared: SharedAgent) -> None:
+    agent = shared
+    caps = await _session_caps(agent)
+    _require("list" in caps, "sessionCapabilities.list")
+    await agent.new_session()
+    resp = await agent.raw_request("session/list", {})
     ListSessionsResponse.model_validate(resp["result"])
     assert isinstance(resp["result"]["sessions"], list)
 
 
 async def test_REQ_ACP_LIST_002_list_for_an_unused_cwd_is_empty(
-    configured_home: Path, tmp_path: Path
+    shared: SharedAgent, tmp_path: Path
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        caps = await _session_caps(agent)
-        _require("list" in caps, "sessionCapabilities.list")
-        await agent.new_session()
-        unused = tmp_path / "nobody-works-here"
-        unused.mkdir()
-        resp = await agent.raw_request("session/list", {"cwd": str(unused)})
+    agent = shared
+    caps = await _session_caps(agent)
+    _require("list" in caps, "sessionCapabilities.list")
+    await agent.new_session()
+    unused = tmp_path / "nobody-works-here"
+    unused.mkdir()
+    resp = await agent.raw_request("session/list", {"cwd": str(unused)})
     assert resp["result"]["sessions"] == []
 
 
 async def test_REQ_ACP_RESUME_001_and_002_resume_without_history_replay(
-    configured_home: Path, llm_server
+    shared: SharedAgent, configured_home: Path, llm_server
 ) -> None:
+    # not applicable unless advertised: the shared agent's answer says so without a spawn; the
+    # resumed session is stored by a process of its own (a session open in one is locked)
+    _require("resume" in await _session_caps(shared), "sessionCapabilities.resume")
     llm_server.script([text_reply("to resume")])
     async with spawn_agent(configured_home) as agent:
         caps = await _session_caps(agent)
@@ -514,46 +531,46 @@ async def test_REQ_ACP_RESUME_001_and_002_resume_without_history_replay(
     assert not [u for s, u in client.updates if s == sid and u.session_update in history]
 
 
-async def test_REQ_ACP_DELETE_001_and_002_delete(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        caps = await _session_caps(agent)
-        _require("delete" in caps, "sessionCapabilities.delete")
-        sid = await agent.new_session()
-        resp = await agent.raw_request("session/delete", {"sessionId": sid})
-        assert resp.get("result") == {} or resp.get("result") is None, resp
-        again = await agent.raw_request("session/delete", {"sessionId": sid})
+async def test_REQ_ACP_DELETE_001_and_002_delete(shared: SharedAgent) -> None:
+    agent = shared
+    caps = await _session_caps(agent)
+    _require("delete" in caps, "sessionCapabilities.delete")
+    sid = await agent.new_session()
+    resp = await agent.raw_request("session/delete", {"sessionId": sid})
+    assert resp.get("result") == {} or resp.get("result") is None, resp
+    again = await agent.raw_request("session/delete", {"sessionId": sid})
     assert "result" in again, again  # ADVISORY 002: a second delete succeeds silently
 
 
-async def test_REQ_ACP_CLOSE_001_and_002_close(configured_home: Path, llm_server) -> None:
-    async with spawn_agent(configured_home) as agent:
-        caps = await _session_caps(agent)
-        _require("close" in caps, "sessionCapabilities.close")
-        idle = await agent.new_session()
-        resp = await agent.raw_request("session/close", {"sessionId": idle})
-        assert "result" in resp, resp
-        llm_server.script([keep_alive_forever(1, text_reply("long long long", chunk_size=3))])
-        busy = await agent.new_session()
-        turn = asyncio.create_task(agent.say(busy, "talk"))
-        await agent.client.wait_until(
-            lambda: agent.client.session_updates(busy, "agent_message_chunk"), "a first chunk"
-        )
-        await agent.raw_request("session/close", {"sessionId": busy})
-        assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
+async def test_REQ_ACP_CLOSE_001_and_002_close(shared: SharedAgent, llm_server) -> None:
+    agent = shared
+    caps = await _session_caps(agent)
+    _require("close" in caps, "sessionCapabilities.close")
+    idle = await agent.new_session()
+    resp = await agent.raw_request("session/close", {"sessionId": idle})
+    assert "result" in resp, resp
+    llm_server.script([keep_alive_forever(1, text_reply("long long long", chunk_size=3))])
+    busy = await agent.new_session()
+    turn = asyncio.create_task(agent.say(busy, "talk"))
+    await agent.client.wait_until(
+        lambda: agent.client.session_updates(busy, "agent_message_chunk"), "a first chunk"
+    )
+    await agent.raw_request("session/close", {"sessionId": busy})
+    assert (await asyncio.wait_for(turn, 30)).stop_reason == "cancelled"
 
 
 async def test_REQ_ACP_ADDDIRS_001_additional_directories_accepted(
-    configured_home: Path, tmp_path: Path
+    shared: SharedAgent, tmp_path: Path
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        caps = await _session_caps(agent)
-        _require("additionalDirectories" in caps, "sessionCapabilities.additionalDirectories")
-        extra = tmp_path / "extra"
-        extra.mkdir()
-        resp = await agent.raw_request(
-            "session/new",
-            {"cwd": str(agent.workspace), "mcpServers": [], "additionalDirectories": [str(extra)]},
-        )
+    agent = shared
+    caps = await _session_caps(agent)
+    _require("additionalDirectories" in caps, "sessionCapabilities.additionalDirectories")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    resp = await agent.raw_request(
+        "session/new",
+        {"cwd": str(agent.workspace), "mcpServers": [], "additionalDirectories": [str(extra)]},
+    )
     assert "result" in resp, resp
 
 
@@ -561,54 +578,48 @@ async def test_REQ_ACP_ADDDIRS_001_additional_directories_accepted(
 
 
 async def test_REQ_ACP_MODES_001_and_002_modes_are_valid_and_switchable(
-    configured_home: Path,
+    shared: SharedAgent,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[])
-        modes = resp.modes
-        _require(modes, "modes (session/new returned none)")
-        ids = [m.id for m in modes.available_modes]
-        assert modes.current_mode_id in ids
-        other = next((i for i in ids if i != modes.current_mode_id), None)
-        _require(other, "a second mode")
-        await agent.conn.set_session_mode(session_id=resp.session_id, mode_id=other)
-        # a request after it bounds the wait for a current_mode_update, if any is sent
-        await agent.new_session()
+    agent = shared
+    resp = await agent.conn.new_session(cwd=str(agent.workspace), mcp_servers=[])
+    agent.sessions.append(resp.session_id)
+    modes = resp.modes
+    _require(modes, "modes (session/new returned none)")
+    ids = [m.id for m in modes.available_modes]
+    assert modes.current_mode_id in ids
+    other = next((i for i in ids if i != modes.current_mode_id), None)
+    _require(other, "a second mode")
+    await agent.conn.set_session_mode(session_id=resp.session_id, mode_id=other)
+    # a request after it bounds the wait for a current_mode_update, if any is sent
+    await agent.new_session()
     for _, m in agent.client.wire:
         update = (m.get("params") or {}).get("update") or {}
         if update.get("sessionUpdate") == "current_mode_update":
             assert "currentModeId" in update
 
 
-async def test_REQ_ACP_CONFIG_001_and_002_config_options(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request(
-            "session/new", {"cwd": str(agent.workspace), "mcpServers": []}
-        )
-        options = resp["result"].get("configOptions")
-        _require(options, "configOptions")
-        for o in options:
-            if o.get("type") == "boolean":
-                assert isinstance(o["currentValue"], bool)
-            else:
-                values = [
-                    v.get("value")
-                    for entry in o.get("options", [])
-                    for v in (entry.get("options", [entry]))
-                ]
-                assert o["currentValue"] in values
+async def test_REQ_ACP_CONFIG_001_and_002_config_options(shared: SharedAgent) -> None:
+    agent = shared
+    resp = await agent.raw_request("session/new", {"cwd": str(agent.workspace), "mcpServers": []})
+    options = resp["result"].get("configOptions")
+    _require(options, "configOptions")
+    for o in options:
+        if o.get("type") == "boolean":
+            assert isinstance(o["currentValue"], bool)
+        else:
+            values = [
+                v.get("value")
+                for entry in o.get("options", [])
+                for v in (entry.get("options", [entry]))
+            ]
+            assert o["currentValue"] in values
 
 
 async def test_REQ_ACP_CONFIG_003_no_boolean_option_unless_the_client_asked(
-    configured_home: Path,
+    shared: SharedAgent,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request(
-            "session/new", {"cwd": str(agent.workspace), "mcpServers": []}
-        )
+    agent = shared
+    resp = await agent.raw_request("session/new", {"cwd": str(agent.workspace), "mcpServers": []})
     options = resp["result"].get("configOptions") or []
     assert [o for o in options if o.get("type") == "boolean"] == []
 
@@ -623,34 +634,35 @@ PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADh
     [("001", "image"), ("002", "audio"), ("003", "embeddedContext")],
 )
 async def test_REQ_ACP_PROMPTCAP_001_002_003_advertised_content_is_accepted(
-    configured_home: Path, llm_server, req: str, capability: str
+    shared: SharedAgent, llm_server, req: str, capability: str
 ) -> None:
     llm_server.script([text_reply("received")])
-    async with spawn_agent(configured_home) as agent:
-        init = await agent.initialize()
-        caps = init.agent_capabilities.prompt_capabilities if init.agent_capabilities else None
-        advertised = caps.model_dump(by_alias=True).get(capability) if caps else False
-        _require(advertised, f"promptCapabilities.{capability} (ACP-PROMPTCAP-{req})")
-        sid = await agent.new_session()
-        block = {
-            "image": lambda: acp.image_block(PNG_1PX, "image/png"),
-            "audio": lambda: acp.audio_block("UklGRiQAAABXQVZFZm10IBAAAAABAAEA", "audio/wav"),
-            "embeddedContext": lambda: acp.resource_block(
-                acp.embedded_text_resource(
-                    (agent.workspace / "e.txt").as_uri(), "embedded text", mime_type="text/plain"
-                )
-            ),
-        }[capability]()
-        resp = await agent.prompt(sid, acp.text_block("with content"), block)
+    agent = shared
+    init = agent.init
+    assert init is not None
+    caps = init.agent_capabilities.prompt_capabilities if init.agent_capabilities else None
+    advertised = caps.model_dump(by_alias=True).get(capability) if caps else False
+    _require(advertised, f"promptCapabilities.{capability} (ACP-PROMPTCAP-{req})")
+    sid = await agent.new_session()
+    block = {
+        "image": lambda: acp.image_block(PNG_1PX, "image/png"),
+        "audio": lambda: acp.audio_block("UklGRiQAAABXQVZFZm10IBAAAAABAAEA", "audio/wav"),
+        "embeddedContext": lambda: acp.resource_block(
+            acp.embedded_text_resource(
+                (agent.workspace / "e.txt").as_uri(), "embedded text", mime_type="text/plain"
+            )
+        ),
+    }[capability]()
+    resp = await agent.prompt(sid, acp.text_block("with content"), block)
     assert resp.stop_reason in STOP_REASONS
 
 
 # -- authentication -----------------------------------------------------------------------------
 
 
-async def test_REQ_ACP_AUTH_001_auth_method_ids_are_unique(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        resp = await agent.initialize()
+async def test_REQ_ACP_AUTH_001_auth_method_ids_are_unique(shared: SharedAgent) -> None:
+    resp = shared.init
+    assert resp is not None
     ids = [m.id for m in resp.auth_methods or []]
     assert len(ids) == len(set(ids))
 
@@ -667,22 +679,21 @@ async def test_REQ_ACP_AUTH_002_no_terminal_auth_unless_the_client_asked(
 
 
 async def test_REQ_ACP_AUTH_003_and_004_not_applicable_without_auth_methods(
-    configured_home: Path,
+    shared: SharedAgent,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        resp = await agent.initialize()
+    resp = shared.init
+    assert resp is not None
     _require(resp.auth_methods, "authMethods (ACP-AUTH-003) / auth.logout (ACP-AUTH-004)")
 
 
 async def test_REQ_ACP_AUTH_005_no_auth_methods_means_no_auth_required(
-    configured_home: Path,
+    shared: SharedAgent,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        init = await agent.initialize()
-        assert not init.auth_methods
-        resp = await agent.raw_request(
-            "session/new", {"cwd": str(agent.workspace), "mcpServers": []}
-        )
+    agent = shared
+    init = agent.init
+    assert init is not None
+    assert not init.auth_methods
+    resp = await agent.raw_request("session/new", {"cwd": str(agent.workspace), "mcpServers": []})
     assert resp.get("error", {}).get("code") != -32000
     assert "result" in resp
 
@@ -690,9 +701,15 @@ async def test_REQ_ACP_AUTH_005_no_auth_methods_means_no_auth_required(
 # -- client capabilities: never call what was not advertised --------------------------------
 
 
-async def _tools_turn(home: Path, llm_server: Any, client: RecordingClient) -> Path:
-    set_tools(home, approval="auto")
-    (home / "workspace" / "in.txt").write_text("input\n")
+async def _tools_turn(agent: SharedAgent, llm_server: Any) -> Path:
+    """A turn using every file tool and exec, from a client that advertised no capability: the
+    shared agent's client (initialized with `ClientCapabilities()`'s wire form: fs read and
+    write false, terminal false)."""
+    client = agent.client
+    assert not client.fs and not client.terminal
+    assert client.capabilities() == ClientCapabilities()
+    set_tools(agent.home, approval="auto")
+    (agent.workspace / "in.txt").write_text("input\n")
     llm_server.script(
         [
             tool_call_reply("read_file", {"path": "in.txt"}),
@@ -704,39 +721,35 @@ async def _tools_turn(home: Path, llm_server: Any, client: RecordingClient) -> P
             text_reply("all done"),
         ]
     )
-    async with spawn_agent(home, client) as agent:
-        await agent.conn.initialize(
-            protocol_version=1, client_capabilities=ClientCapabilities(), client_info=None
-        )
-        sid = await agent.new_session()
-        resp = await agent.say(sid, "use the tools")
+    sid = await agent.new_session()
+    resp = await agent.say(sid, "use the tools")
     assert resp.stop_reason == "end_turn"
-    return home / "workspace"
+    return agent.workspace
 
 
 async def test_REQ_ACP_CLIENTCAP_001_no_fs_calls_when_fs_not_advertised(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    client = RecordingClient(fs=False)
-    ws = await _tools_turn(configured_home, llm_server, client)
+    client = shared.client
+    ws = await _tools_turn(shared, llm_server)
     assert [c.method for c in client.forbidden if c.method.startswith("fs/")] == []
     assert (ws / "out.txt").read_text() == "output\n"  # the disk was used
     assert (ws / "in.txt").read_text() == "edited\n"
 
 
 async def test_REQ_ACP_CLIENTCAP_002_no_terminal_calls_when_terminal_not_advertised(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    client = RecordingClient(terminal=False)
-    await _tools_turn(configured_home, llm_server, client)
+    client = shared.client
+    await _tools_turn(shared, llm_server)
     assert [c.method for c in client.forbidden if c.method.startswith("terminal/")] == []
 
 
 async def test_REQ_ACP_CLIENTCAP_003_no_elicitation_when_not_advertised(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    client = RecordingClient()
-    await _tools_turn(configured_home, llm_server, client)
+    client = shared.client
+    await _tools_turn(shared, llm_server)
     assert [c.method for c in client.calls if c.method.startswith("elicitation/")] == []
     assert client.forbidden == []
 
@@ -745,38 +758,34 @@ async def test_REQ_ACP_CLIENTCAP_003_no_elicitation_when_not_advertised(
 
 
 async def test_REQ_ACP_EXT_001_custom_underscore_request_gets_a_response(
-    configured_home: Path,
+    shared: SharedAgent,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request("_picobot_tests/custom", {"x": 1})
+    resp = await shared.raw_request("_picobot_tests/custom", {"x": 1})
     assert "result" in resp or "error" in resp
 
 
 async def test_REQ_ACP_META_001_prompt_with_meta_is_accepted(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([text_reply("traced")])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        resp = await agent.conn.prompt(
-            session_id=sid,
-            prompt=[acp.text_block("hi")],
-            traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-        )
+    sid = await shared.start()
+    resp = await shared.conn.prompt(
+        session_id=sid,
+        prompt=[acp.text_block("hi")],
+        traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    )
     assert resp.stop_reason in STOP_REASONS
 
 
 async def test_REQ_ACP_ERROR_001_error_messages_are_one_concise_line(
-    configured_home: Path,
+    shared: SharedAgent,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        errors = [
-            await agent.raw_request("nonexistent/method", {}),
-            await agent.raw_request("session/new", {"cwd": 3}),
-            await agent.raw_request("session/prompt", {"sessionId": "acp:nope", "prompt": []}),
-        ]
+    agent = shared
+    errors = [
+        await agent.raw_request("nonexistent/method", {}),
+        await agent.raw_request("session/new", {"cwd": 3}),
+        await agent.raw_request("session/prompt", {"sessionId": "acp:nope", "prompt": []}),
+    ]
     for resp in errors:
         message = resp["error"]["message"]
         assert message and "\n" not in message, resp
@@ -792,10 +801,8 @@ async def test_REQ_ACP_SHUTDOWN_001_exits_on_its_own_after_stdin_closes(
     assert code == 0, agent.stderr()[-2000:]
 
 
-async def test_REQ_ACP_SCHEMA_002_no_unknown_root_keys_in_initialize(configured_home: Path) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-    result = agent.client.response_to(0)["result"]
+async def test_REQ_ACP_SCHEMA_002_no_unknown_root_keys_in_initialize(shared: SharedAgent) -> None:
+    result = shared.init_raw["result"]
     allowed = set(InitializeResponse.model_fields) | {
         f.alias for f in InitializeResponse.model_fields.values() if f.alias
     }
