@@ -14,7 +14,7 @@ from acp import RequestError
 from acp import schema as s
 
 from picobot_tui.acp.outbox import Outbox
-from picobot_tui.acp.updates import agent_text, plan_from_todo
+from picobot_tui.acp.updates import agent_text, buffer_text, plan_from_todo
 from picobot_tui.acp.warmup import Warmup
 from picobot_tui.core.events import (
     BudgetChanged,
@@ -140,7 +140,8 @@ async def _event(out: Outbox, acp_s: AcpSession, event: Event) -> None:
         if event.text:
             await out.text(sid, event.text)
     elif isinstance(event, ToolCallStarted):
-        await out.update(sid, acp_s.calls.started(event))
+        old = await buffer_text(acp_s.runtime.tools.ctx, event.name, event.arguments)
+        await out.update(sid, acp_s.calls.started(event, old))
         if runs_unasked(acp_s, event):
             await out.update(sid, acp_s.calls.in_progress(event.id))
     elif isinstance(event, ToolCallFinished):

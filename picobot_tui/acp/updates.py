@@ -104,16 +104,37 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
+async def buffer_text(ctx: Any, name: str, args: dict[str, Any] | str) -> str | None:
+    """The editor's text of the file a write/edit call changes, when the file tools read
+    through the client (ToolContext.files), so the call's diff matches its permission
+    preview; None: the disk's text is used."""
+    if ctx.files is None or name not in ("write_file", "edit_file") or not isinstance(args, dict):
+        return None
+    from picobot_tui.core.tools.file_access import current_text
+
+    path = _inside(ctx.workspace, args.get("path"))
+    if path is None:
+        return None
+    try:
+        return await current_text(path, ctx)
+    except Exception:  # the preview says what went wrong; the diff falls back to the disk
+        return None
+
+
 def diff_of(
-    workspace: Path, name: str, args: dict[str, Any] | str
+    workspace: Path, name: str, args: dict[str, Any] | str, old_text: str | None = None
 ) -> s.FileEditToolCallContent | None:
-    """The change a write_file / edit_file call asks for, against the file as it is now."""
+    """The change a write_file / edit_file call asks for, against the file as it is now
+    (`old_text`: the editor's buffer of it, else the disk is read)."""
     if name not in ("write_file", "edit_file") or not isinstance(args, dict):
         return None
     path = _inside(workspace, args.get("path"))
     if path is None:
         return None
-    old = _read_text(path) if path.exists() else ""
+    if old_text is not None:
+        old: str | None = old_text
+    else:
+        old = _read_text(path) if path.exists() else ""
     if old is None:
         return None
     if name == "write_file":
@@ -158,10 +179,10 @@ class ToolCalls:
         self._diffs: dict[str, s.FileEditToolCallContent] = {}
         self._started: dict[str, ToolCallStarted] = {}
 
-    def started(self, ev: ToolCallStarted) -> s.ToolCallStart:
+    def started(self, ev: ToolCallStarted, old_text: str | None = None) -> s.ToolCallStart:
         self._started[ev.id] = ev
         content: list[Any] = []
-        diff = diff_of(self.workspace, ev.name, ev.arguments)
+        diff = diff_of(self.workspace, ev.name, ev.arguments, old_text)
         if diff is not None:
             self._diffs[ev.id] = diff
             content.append(diff)

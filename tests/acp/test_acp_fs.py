@@ -175,6 +175,10 @@ async def test_the_permission_request_shows_the_buffers_diff(
     shown = json.dumps([c.model_dump(mode="json") for c in permission.tool_call.content or []])
     assert "-value = 'buffer'" in shown and "+value = 'edited'" in shown
     assert "disk" not in shown
+    # The tool_call's own diff block agrees with the permission preview: the buffer's text.
+    start = client.tool_events(sid)[0]
+    [diff] = [c for c in start.content or [] if c.type == "diff"]
+    assert (diff.old_text, diff.new_text) == ("value = 'buffer'\n", "value = 'edited'\n")
     assert client.buffers[app] == "value = 'edited'\n"
     assert app.read_text() == "value = 'disk'\n"
     assert not client.forbidden
