@@ -189,6 +189,44 @@ async def test_cancellation_kills_everything_and_reraises(ws, mode):
     assert await wait_no_procs(m) == []
 
 
+def _open_pipes() -> list[asyncio.ReadTransport]:
+    import gc
+
+    return [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, asyncio.ReadTransport)
+        and o.get_extra_info("pipe") is not None
+        and not o.is_closing()
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_cancelled_command_leaves_no_pipe_open(ws, mode):
+    """Round three: SIGTERM during exec printed "RuntimeError: Event loop is closed" under
+    load: the output pipe's transport was left open on cancel and closed by the garbage
+    collector after asyncio.run had closed the loop."""
+    before = _open_pipes()
+    task = asyncio.create_task(
+        make(ws, exec=ExecConfig(sandbox=mode)).execute(
+            "exec", {"command": "touch ran && sleep 30"}
+        )
+    )
+    await wait_for_file_exists(ws / "ran")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [p for p in _open_pipes() if p not in before] == []
+
+
+async def wait_for_file_exists(path: Path) -> None:
+    for _ in range(800):
+        if path.exists():
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"{path} never appeared")
+
+
 async def test_unsandboxed_shell_pids_are_real_and_reaped(ws):
     """Unsandboxed, $$ and $! are host pids (no PID namespace): both gone after a timeout."""
     cmd = "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; echo started; wait"

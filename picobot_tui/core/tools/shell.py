@@ -159,6 +159,13 @@ async def _stop(proc: asyncio.subprocess.Process, reaper: bool) -> None:
     await _exited(proc)
 
 
+async def _closed(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """Once the output pipe has reached its end (the reader ends when the pipe's transport
+    reports it lost, having closed itself) and the process is reaped."""
+    await asyncio.wait({reader})
+    await proc.wait()
+
+
 async def _pump(stream: asyncio.StreamReader, cap: OutputCapture) -> None:
     while chunk := await stream.read(_CHUNK):
         cap.feed(chunk)
@@ -236,9 +243,13 @@ async def run_command(
             _kill_group(proc)
             reader.cancel()
     except asyncio.CancelledError:
-        reader.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.shield(_stop(proc, sandbox is None))
+            # Read on to the pipe's end and let the transport see it, so it is closed while
+            # the loop runs: left open, the garbage collector closed it after asyncio.run had
+            # closed the loop ("RuntimeError: Event loop is closed" on a SIGTERM under load).
+            await asyncio.shield(asyncio.wait_for(_closed(proc, reader), _DRAIN_GRACE))
+        reader.cancel()
         raise
     finally:
         if not reader.done():
