@@ -167,14 +167,23 @@ class CheckpointsConfig(Section):
     first."""
 
 
+class DemoConfig(Section):
+    """The `demo` group: the offline demo model (`--model demo`)."""
+
+    words_per_second: float = Field(default=50.0, ge=0)
+    """How fast the demo types its answers, as a provider streams; `0` answers at once (the
+    test suite runs the demo so: at 50, a test spent 2-9 s watching it type)."""
+
+
 class CoreSettings(Section):
-    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, and the
-    derived paths."""
+    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, `demo`, and
+    the derived paths."""
 
     agents: AgentsConfig = AgentsConfig()
     providers: ProvidersConfig = ProvidersConfig()
     tools: ToolsConfig = ToolsConfig()
     checkpoints: CheckpointsConfig = CheckpointsConfig()
+    demo: DemoConfig = DemoConfig()
 
     # -- derived paths -------------------------------------------------------------------
     @property

@@ -43,7 +43,7 @@ class Runtime:
 def make_model_client(settings: Settings, model: str) -> ModelClient:
     """The demo model, or the lazy LiteLLM client (litellm is imported on first use)."""
     if is_demo(model):
-        return DemoModel()
+        return DemoModel.paced(settings.demo.words_per_second)
     from picobot_tui.core.llm.client import LiteLLMClient
 
     return LiteLLMClient(settings)
@@ -56,7 +56,11 @@ def use_model(runtime: Runtime, name: str, *, real: ModelClient | None = None) -
     current = runtime.model
     client: ModelClient
     if is_demo(name):
-        client = current if isinstance(current, DemoModel) else DemoModel()
+        client = (
+            current
+            if isinstance(current, DemoModel)
+            else DemoModel.paced(runtime.settings.demo.words_per_second)
+        )
     elif not isinstance(current, DemoModel):
         client = current
     else:
