@@ -162,6 +162,7 @@ def _one_server(runtime: Runtime, server: str) -> McpManager:
         workspace=runtime.tools.ctx.workspace,
         registry=runtime.tools,
         connect_timeout=runtime.settings.tools.mcp_connect_timeout,
+        scrub=runtime.scrub,
     )
 
 

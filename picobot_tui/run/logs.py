@@ -1,15 +1,15 @@
-"""Logging: always to <home>/data/logs/picobot.log (0600), to stderr with --logs, and
-always through the secret scrubber."""
+"""Logging: always to <home>/data/logs/picobot.log (0600, rotated: run/log_file.py), to
+stderr with --logs, and always through the secret scrubber."""
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from picobot_tui.core.private_files import ensure_private_dir
+from picobot_tui.run.log_file import SharedRotatingFileHandler, log_formatter
 
 LOGGER = "picobot"
 _THIRD_PARTY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "openai")
@@ -36,37 +36,31 @@ class ScrubFilter(logging.Filter):
         return True
 
 
-class _QuietFileHandler(logging.FileHandler):
-    """A log file that cannot be written (a full disk) drops the record: logging's default
-    prints "--- Logging error ---" and a traceback to stderr for every one."""
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        pass
+def _masked(handler: logging.Handler, scrub: Callable[[str], str]) -> logging.Handler:
+    handler.setFormatter(log_formatter())
+    handler.addFilter(ScrubFilter(scrub))
+    return handler
 
 
-def _private_file(path: Path) -> None:
-    # Every directory it creates (data/ too, not just logs/) is 0700, whatever the umask.
-    ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
+def file_handler(log_path: Path, scrub: Callable[[str], str]) -> logging.Handler | None:
+    """The log file's handler (bounded, shared safely by several processes, masked); None
+    when it cannot be made: a read-only home must not stop the agent."""
+    try:
+        # Every directory it creates (data/ too, not just logs/) is 0700, whatever the umask.
+        ensure_private_dir(log_path.parent)
+        handler = SharedRotatingFileHandler(log_path)
+    except OSError:
+        return None
+    return _masked(handler, scrub)
 
 
 def setup_logging(log_path: Path, scrub: Callable[[str], str], *, to_stderr: bool) -> None:
     """Route picobot's and LiteLLM's loggers to our file (and stderr with --logs)."""
     handlers: list[logging.Handler] = []
-    try:
-        _private_file(log_path)
-        handlers.append(_QuietFileHandler(log_path, encoding="utf-8"))
-    except OSError:
-        pass  # a read-only home must not stop the agent
+    if (to_file := file_handler(log_path, scrub)) is not None:
+        handlers.append(to_file)
     if to_stderr:
-        handlers.append(logging.StreamHandler(sys.stderr))
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    scrub_filter = ScrubFilter(scrub)
-    for handler in handlers:
-        handler.setFormatter(fmt)
-        handler.addFilter(scrub_filter)
+        handlers.append(_masked(logging.StreamHandler(sys.stderr), scrub))
     for name in (LOGGER, *_THIRD_PARTY):
         logger = logging.getLogger(name)
         logger.handlers = list(handlers)

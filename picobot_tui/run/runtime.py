@@ -104,6 +104,7 @@ def build_runtime(
             workspace=ws,
             registry=tools,
             connect_timeout=settings.tools.mcp_connect_timeout,
+            scrub=scrub,
         )
         loop.before_turn = runtime.mcp.ready_for_turn
     return runtime

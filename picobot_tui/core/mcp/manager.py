@@ -32,6 +32,8 @@ class ServerStatus:
     trust: str
     unknown_enabled: tuple[str, ...] = ()
     protocol: str | None = None
+    stderr_tail: tuple[str, ...] = ()
+    """The last lines of its stderr when its connection ended (scrubbed)."""
 
 
 class McpManager:
@@ -44,11 +46,12 @@ class McpManager:
         workspace: Path,
         registry: ToolRegistry | None,
         connect_timeout: float,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.registry = registry
         self.connect_timeout = connect_timeout
         self.servers = {
-            name: McpServer(name, config, workspace=workspace, on_change=self._changed)
+            name: McpServer(name, config, workspace=workspace, on_change=self._changed, scrub=scrub)
             for name, config in servers.items()
         }
         self.listeners: list[Callable[[], None]] = []
@@ -177,6 +180,7 @@ class McpManager:
                 trust=s.config.trust,
                 unknown_enabled=tuple(s.unknown_enabled),
                 protocol=s.protocol,
+                stderr_tail=tuple(s.stderr_tail),
             )
             for s in self.servers.values()
         ]

@@ -11,17 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO, cast
+from typing import Any, Literal
 
 from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.schema import schema_problem
+from picobot_tui.core.mcp.stderr import StderrCopy
 from picobot_tui.core.tools.base import ToolError
 
 log = logging.getLogger("picobot.mcp")
@@ -34,6 +33,10 @@ for at most tools.mcpConnectTimeout; a slower server joins later, up to this."""
 CLOSE_LIMIT = 6.0
 """Seconds `close` waits for the owner: the SDK closes stdin, waits 2 s, sends SIGTERM to
 the server's process group and SIGKILL 2 s later (mcp/client/stdio.py)."""
+STDERR_DRAIN = 1.0
+"""Seconds an ended connection waits for the server's stderr to reach its end (it does as
+the process exits, unless a child of it holds the pipe), so its last lines are logged and
+can be shown with the error."""
 _LIST_PAGES = 50
 
 
@@ -82,30 +85,6 @@ def _describe(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-class _StderrToLog:
-    """A pipe for the server's stderr; a thread copies its lines to the log (scrubbed there),
-    so a server's output never reaches the screen."""
-
-    def __init__(self, server: str) -> None:
-        read_fd, write_fd = os.pipe()
-        self.file = cast(TextIO, os.fdopen(write_fd, "w"))
-        reader = threading.Thread(
-            target=self._copy, args=(read_fd, server), name=f"mcp-stderr-{server}", daemon=True
-        )
-        reader.start()
-
-    @staticmethod
-    def _copy(fd: int, server: str) -> None:
-        with os.fdopen(fd, "r", errors="replace") as lines:
-            for line in lines:
-                if line.strip():
-                    log.info("[%s stderr] %s", server, line.rstrip()[:2000])
-
-    def close(self) -> None:
-        """Our copy of the write end: the reader ends when the server's copy closes too."""
-        self.file.close()
-
-
 class McpServer:
     """A configured server: connect, list tools, call them, reconnect once after a drop."""
 
@@ -117,10 +96,12 @@ class McpServer:
         workspace: Path,
         on_change: Callable[[McpServer], None] | None = None,
         handshake_limit: float = HANDSHAKE_LIMIT,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace
+        self.scrub = scrub or (lambda text: text)
         self.on_change = on_change
         self.handshake_limit = handshake_limit
         self.state: State = "connecting"
@@ -133,6 +114,8 @@ class McpServer:
         """The protocol revision negotiated (2026-07-28 by discovery, or an older one by the
         `initialize` handshake: the SDK's auto mode speaks both eras)."""
         self.transport_used: str = config.transport
+        self.stderr_tail: list[str] = []
+        """The last lines of the server's stderr when its last connection ended (scrubbed)."""
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -212,15 +195,14 @@ class McpServer:
         self._set("connecting")
         t0 = time.monotonic()
         closed = asyncio.Event()
-        stderr = _StderrToLog(self.name) if self.config.transport == "stdio" else None
+        stderr = StderrCopy(self.name) if self.config.transport == "stdio" else None
         lost: str | None = None
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.handshake_limit) as scope:
                 async with AsyncExitStack() as stack:
                     client = await self._enter(stack, closed, stderr)
                     if stderr is not None:
-                        stderr.close()
-                        stderr = None
+                        stderr.close()  # the process has its copy
                     await self._list_tools(client)
                     scope.deadline = math.inf  # connected: no limit on how long it stays
                     self.connect_ms = round((time.monotonic() - t0) * 1000, 1)
@@ -255,12 +237,17 @@ class McpServer:
             if stderr is not None:
                 stderr.close()
         self._client = None
+        if stderr is not None:
+            await asyncio.to_thread(stderr.wait_closed, STDERR_DRAIN)
+            self.stderr_tail = [self.scrub(line) for line in stderr.tail()]
         if lost is not None:
+            if self.stderr_tail:
+                lost = f"{lost}; its last stderr line: {self.stderr_tail[-1][:300]}"
             log.warning("MCP server %s failed: %s", self.name, lost)
             self._set("failed", lost)
 
     async def _enter(
-        self, stack: AsyncExitStack, closed: asyncio.Event, stderr: _StderrToLog | None
+        self, stack: AsyncExitStack, closed: asyncio.Event, stderr: StderrCopy | None
     ) -> Any:
         from mcp import Client
         from mcp_types import Implementation
