@@ -30,6 +30,7 @@ STATE_LOOK = {
     "connecting": ("◌", "$text-muted"),
     "failed": ("✗", "bold $text-error"),
     "closed": ("○", "$text-muted"),
+    "off": ("○", "$text-warning"),
 }
 EMPTY = "No MCP servers configured: add them under tools.mcpServers in config.json."
 
@@ -52,7 +53,8 @@ def server_text(status: ServerStatus) -> Content:
         (f"  trust {status.trust}", "$text-muted"),
     ]
     if status.error:
-        parts += ["\n    ", (terminal_safe(status.error), "$text-error")]
+        look = "$text-warning" if status.state == "off" else "$text-error"
+        parts += ["\n    ", (terminal_safe(status.error), look)]
     if status.tools:
         count = f"{len(status.tools)} tool" + ("s" if len(status.tools) != 1 else "")
         names = ", ".join(terminal_safe(t) for t in status.tools)

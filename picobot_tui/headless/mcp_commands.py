@@ -198,7 +198,7 @@ async def _call(
         await manager.wait_ready()
         status = manager.statuses()[0]
         if status.state != "connected":
-            why = status.error if status.state == "failed" else None
+            why = status.error if status.state in ("failed", "off") else None
             why = why or _still_connecting(manager.connect_timeout)
             err.write(scrub(terminal_safe(f"picobot: MCP server `{server}`: {why}")) + "\n")
             return EXIT_ERROR

@@ -54,6 +54,8 @@ class McpManager:
             name: McpServer(name, config, workspace=workspace, on_change=self._changed, scrub=scrub)
             for name, config in servers.items()
         }
+        self.held: str | None = None
+        """Why no server starts (an untrusted workspace), else None."""
         self.listeners: list[Callable[[], None]] = []
         """Called (in the loop) whenever a server's state changes: the TUI's status bar."""
         self._started: asyncio.Task[None] | None = None
@@ -62,9 +64,16 @@ class McpManager:
         self._offered: dict[str, list[str]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
+    def hold(self, reason: str) -> None:
+        """Start no server, ever (call it before `start`): an untrusted workspace. Each is
+        `off`, with `reason` as its error, in `/mcp` and `picobot mcp list`."""
+        self.held = reason
+        for server in self.servers.values():
+            server.hold(reason)
+
     def start(self) -> None:
         """Import the SDK in a thread, then connect every server concurrently."""
-        if self._started is None and self.servers:
+        if self._started is None and self.servers and self.held is None:
             self._start_time = time.monotonic()
             self._started = asyncio.create_task(self._start(), name="mcp-start")
 
@@ -189,6 +198,8 @@ class McpManager:
         """`mcp 2/3`: connected of configured ("" with none configured)."""
         if not self.servers:
             return ""
+        if self.held is not None:
+            return "mcp off"
         up = sum(1 for s in self.servers.values() if s.state == "connected")
         return f"mcp {up}/{len(self.servers)}"
 

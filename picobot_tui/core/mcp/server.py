@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.mcp.launch import LaunchRefused, plan_stdio
 from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.mcp.stderr import StderrCopy
+from picobot_tui.core.paths import mcp_cwd
 from picobot_tui.core.tools.base import ToolError
 
 log = logging.getLogger("picobot.mcp")
 
-State = Literal["connecting", "connected", "failed", "closed"]
+State = Literal["connecting", "connected", "failed", "closed", "off"]
+"""`off`: never started, by decision (an untrusted workspace); `error` says why."""
 
 HANDSHAKE_LIMIT = 60.0
 """Seconds a connection attempt may take before the server is marked failed. A turn waits
@@ -76,7 +79,7 @@ def _describe(exc: BaseException) -> str:
     """A one-line reason from whatever the SDK or a transport raised."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
-    if isinstance(exc, _Refused):
+    if isinstance(exc, _Refused | LaunchRefused):
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
@@ -96,11 +99,14 @@ class McpServer:
         workspace: Path,
         on_change: Callable[[McpServer], None] | None = None,
         handshake_limit: float = HANDSHAKE_LIMIT,
+        default_cwd: Path | None = None,
         scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace
+        self.default_cwd = default_cwd or mcp_cwd()
+        """Where a stdio server runs when its config names no `cwd` (core/mcp/launch.py)."""
         self.scrub = scrub or (lambda text: text)
         self.on_change = on_change
         self.handshake_limit = handshake_limit
@@ -126,8 +132,13 @@ class McpServer:
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         """Start the owner task (in the running loop); the SDK must be imported already."""
-        if self._task is None:
+        if self._task is None and self.state != "off":
             self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}")
+
+    def hold(self, reason: str) -> None:
+        """Never start (before `start`): the server is `off`, `reason` its error."""
+        if self._task is None:
+            self._set("off", reason)
 
     async def wait_ready(self, timeout: float) -> bool:
         """Wait until the current attempt ends; True when connected."""
@@ -147,7 +158,8 @@ class McpServer:
         self._wake.set()
         task = self._task
         if task is None:
-            self._set("closed")
+            if self.state != "off":
+                self._set("closed")
             return
         if self.state == "connecting":  # nothing to finish: stop waiting for the handshake
             task.cancel()
@@ -167,7 +179,7 @@ class McpServer:
         self.state, self.error = state, error
         # A call that asked for a reconnect waits for that attempt: the dropped connection's
         # own end ("failed", as its owner finishes closing it) must not wake it first.
-        if state in ("connected", "closed") or (state == "failed" and not self._retry):
+        if state in ("connected", "closed", "off") or (state == "failed" and not self._retry):
             self._ready.set()
         else:
             self._ready.clear()
@@ -257,12 +269,17 @@ class McpServer:
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            assert config.command and stderr is not None
+            assert stderr is not None
+            launch = plan_stdio(config, self.workspace, self.default_cwd)
+            log.info(
+                "MCP server %s: starting %s in %s%s",
+                self.name,
+                launch.command,
+                launch.cwd,
+                "" if launch.explicit_cwd else " (no cwd set: not the workspace)",
+            )
             params = StdioServerParameters(
-                command=config.command,
-                args=config.args,
-                env=config.env or None,
-                cwd=config.cwd or str(self.workspace),
+                command=launch.command, args=launch.args, env=launch.env, cwd=str(launch.cwd)
             )
             transport = stdio_client(params, errlog=stderr.file)
             return await stack.enter_async_context(
@@ -351,6 +368,8 @@ class McpServer:
         (not connected, dropped mid-call, timed out, refused). A failed server gets one
         reconnect attempt per call."""
         client = self._client
+        if client is None and self.state == "off":
+            raise ToolError(f"MCP server `{self.name}` is not started: {self.error}")
         if client is None:
             if self.state == "failed" and not self._stopping:
                 log.info("MCP server %s: reconnecting for a call", self.name)
