@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from picobot_tui.core.mcp.config import McpServerConfig
-from picobot_tui.core.mcp.names import plain_name, sanitize, server_prefix
+from picobot_tui.core.mcp.names import crosses, plain_name, sanitize, server_prefix
 from picobot_tui.core.mcp.server import McpServer, _describe, load_sdk
 from picobot_tui.core.mcp.tool import McpTool
 from picobot_tui.core.tools.registry import ToolRegistry
@@ -154,9 +154,12 @@ class McpManager:
         names = []
         for spec in server.tools:
             # A server named like an earlier one once sanitised ("t!" after "t") always
-            # takes the hashed names: which name means which server must not depend on
-            # which of them connected first.
-            reserved = taken | {plain_name(server.name, spec.name)} if shadowed else taken
+            # takes the hashed names, and so does a tool whose plain name another server's
+            # could have (`a`'s `b_c` beside `a_b`'s `c`): which name means which server
+            # must not depend on which of them connected first (an "always" rule saved for
+            # one would allow the other).
+            ambiguous = shadowed or crosses(server.name, spec.name, self.servers)
+            reserved = taken | {plain_name(server.name, spec.name)} if ambiguous else taken
             tool = McpTool(server, spec, reserved, self.connect_timeout)
             taken.add(tool.name)
             self.registry.add(tool)
