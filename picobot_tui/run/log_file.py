@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.private_files import open_private
+from picobot_tui.core.textsafe import terminal_safe
 
 LOG_MAX_BYTES = 10 << 20
 """Size at which `picobot.log` is rotated (10 MiB: about 80,000 lines of ordinary use)."""
@@ -41,9 +42,13 @@ def log_bound() -> int:
     return (LOG_BACKUPS + 1) * (LOG_MAX_BYTES + 4 * MAX_RECORD_CHARS)
 
 
-class _CutFormatter(logging.Formatter):
+class _SafeFormatter(logging.Formatter):
+    """Records without terminal controls (a server's stderr carried OSC 52, a title, a
+    clear-screen into the file and, with --logs, onto the terminal), cut at
+    MAX_RECORD_CHARS."""
+
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
+        text = terminal_safe(super().format(record))
         if len(text) > MAX_RECORD_CHARS:
             cut = len(text) - MAX_RECORD_CHARS
             text = f"{text[:MAX_RECORD_CHARS]} … ({cut:,} more characters not logged)"
@@ -51,7 +56,7 @@ class _CutFormatter(logging.Formatter):
 
 
 def log_formatter() -> logging.Formatter:
-    return _CutFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return _SafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 class SharedRotatingFileHandler(RotatingFileHandler):

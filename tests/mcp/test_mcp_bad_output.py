@@ -51,3 +51,29 @@ def test_a_server_writing_garbage_on_stdout_prints_nothing_to_the_terminal(
     # 20,002 records (~130 bytes each) were logged by the SDK; its budget keeps ~1 MiB.
     assert log.count(bad) < 12000, log.count(bad)
     assert len(log.encode()) < 3 << 19, f"{len(log.encode()) >> 10} KiB of log"
+
+
+ESCAPES = """
+import os, sys
+sys.stderr.write("hello \\x1b]52;c;cHduZWQ=\\x07 title\\x1b]0;PWNED\\x07 clear\\x1b[2J bell\\x07 cr\\rover\\n")
+sys.stderr.flush()
+os.execv(sys.executable, [sys.executable, "-m", "mcp_server_time"])
+"""
+
+
+def test_escapes_on_a_servers_stderr_reach_neither_the_log_nor_the_terminal(
+    picobot_home: Path, tmp_path: Path
+) -> None:
+    """OSC 52 (the clipboard), a title, clear-screen, BEL and CR on a server's stderr, with
+    --logs: the terminal and the log file get the text without them."""
+    script = tmp_path / "escapes_server.py"
+    script.write_text(ESCAPES)
+    (picobot_home / "config.json").write_text("{}")
+    server = {"command": sys.executable, "args": [str(script)]}
+    write_mcp_config(picobot_home, {"e": server}, mcpConnectTimeout=120)
+    res = run_cli(picobot_home, "mcp", "list", "--logs")
+    assert res.returncode == 0, res.stderr
+    log = (picobot_home / "data" / "logs" / "picobot.log").read_text()
+    for text in (res.stderr, log):
+        assert "[e stderr] hello  title clear bell crover" in text
+        assert not {"\x1b", "\x07", "\r", "\x9b"} & set(text)
