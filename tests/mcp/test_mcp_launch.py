@@ -189,7 +189,45 @@ def test_pythonsafepath_only_for_python_and_never_over_the_users_own(
     assert mine.env["PYTHONSAFEPATH"] == ""
 
 
+def test_a_path_entry_linked_into_the_workspace_is_dropped(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    link = tmp_path / "innocent-bin"
+    link.symlink_to(ws / "bin")
+    monkeypatch.setenv("PATH", f"{link}{os.pathsep}/usr/bin")
+    assert "found only inside the workspace" in refused(ws, tmp_path, command="mcp-ws-tool")
+    assert plan(ws, tmp_path, command="sh").env["PATH"] == "/usr/bin"
+
+
 def test_safe_path_alone(ws: Path) -> None:
     value = os.pathsep.join(["", ".", "rel", "/usr/bin", str(ws), str(ws / "bin"), "/bin"])
     assert safe_path(value, ws, allow_workspace=False) == "/usr/bin:/bin"
     assert safe_path(value, ws, allow_workspace=True) == f"/usr/bin:{ws}:{ws / 'bin'}:/bin"
+
+
+async def test_pythonsafepath_holds_even_if_the_private_folder_were_planted(
+    picobot_home: Path, tmp_path: Path
+) -> None:
+    """A real `python -m mcp_server_time` with an `mcp_server_time.py` planted in its own
+    (default) folder: PYTHONSAFEPATH keeps it off sys.path, the real server answers."""
+    from picobot_tui.core.mcp.manager import McpManager
+
+    planted = picobot_home / "data" / "mcp"
+    planted.mkdir(parents=True)
+    pwned = tmp_path / "pwned"
+    (planted / "mcp_server_time.py").write_text(
+        f"import pathlib\npathlib.Path({str(pwned)!r}).write_text('x')\nraise SystemExit(1)\n"
+    )
+    config = McpServerConfig(command=sys.executable, args=["-m", "mcp_server_time"])
+    manager = McpManager(
+        {"time": config}, workspace=tmp_path / "ws", registry=None, connect_timeout=60
+    )
+    (tmp_path / "ws").mkdir()
+    try:
+        assert await manager.wait_ready() == []
+        [status] = manager.statuses()
+    finally:
+        await manager.close()
+    assert status.state == "connected", status.error
+    assert "get_current_time" in status.tools
+    assert not pwned.exists()
