@@ -77,3 +77,44 @@ def test_escapes_on_a_servers_stderr_reach_neither_the_log_nor_the_terminal(
     for text in (res.stderr, log):
         assert "[e stderr] hello  title clear bell crover" in text
         assert not {"\x1b", "\x07", "\r", "\x9b"} & set(text)
+
+
+RAW_SERVER = r"""
+import json, sys
+NAME = "echo\u202e\x1b]0;PWN\x07"
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "raw", "version": "1"}}
+    elif msg["method"] == "tools/list":
+        result = {"tools": [{"name": NAME, "inputSchema": {"type": "object"}}]}
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+        continue
+    send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+"""
+
+
+def test_a_tool_named_with_bidi_and_escapes_is_listed_with_stand_ins(
+    picobot_home: Path, tmp_path: Path
+) -> None:
+    """A hand-written JSON-RPC server names its tool `echo` + U+202E (right-to-left
+    override) + an OSC title: `mcp list` and `mcp call` show ⟨U+202E⟩ and ␛, never the raw
+    characters (the override reversed the rest of the terminal line)."""
+    script = tmp_path / "raw_server.py"
+    script.write_text(RAW_SERVER)
+    (picobot_home / "config.json").write_text("{}")
+    write_mcp_config(picobot_home, {"r": {"command": sys.executable, "args": [str(script)]}})
+    listed = run_cli(picobot_home, "mcp", "list")
+    called = run_cli(picobot_home, "mcp", "call", "r", "nope")
+    assert listed.returncode == 0, listed.stderr
+    assert "  echo⟨U+202E⟩␛]0;PWN␇  as mcp_r_echo_" in listed.stdout
+    assert called.returncode == 2 and "`echo⟨U+202E⟩␛]0;PWN␇`" in called.stderr
+    for text in (listed.stdout, called.stderr):
+        assert not {"\u202e", "\x1b", "\x07"} & set(text)

@@ -23,6 +23,7 @@ from picobot_tui.core.mcp.launch import LaunchRefused, plan_stdio
 from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.mcp.stderr import StderrCopy
 from picobot_tui.core.paths import mcp_cwd
+from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.base import ToolError
 
 log = logging.getLogger("picobot.mcp")
@@ -251,7 +252,7 @@ class McpServer:
         self._client = None
         if stderr is not None:
             await asyncio.to_thread(stderr.wait_closed, STDERR_DRAIN)
-            self.stderr_tail = [self.scrub(line) for line in stderr.tail()]
+            self.stderr_tail = [self.scrub(terminal_safe(line)) for line in stderr.tail()]
         if lost is not None:
             if self.stderr_tail:
                 lost = f"{lost}; its last stderr line: {self.stderr_tail[-1][:300]}"
