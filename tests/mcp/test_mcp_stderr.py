@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -177,3 +178,36 @@ async def test_a_failed_servers_error_names_its_last_stderr_line(tmp_path: Path)
     assert status.error is not None
     assert status.error.endswith("its last stderr line: ERROR: NO LICENCE KEY"), status.error
     assert status.stderr_tail == ("STARTING", "ERROR: NO LICENCE KEY")
+
+
+MEMORY = """
+import os, resource, threading
+from picobot_tui.core.mcp.stderr import StderrCopy
+
+copy = StderrCopy("m")
+fd = os.dup(copy.file.fileno())
+copy.close()
+
+def write():
+    chunk = b"y" * (1 << 20)
+    for _ in range(256):
+        os.write(fd, chunk)
+    os.write(fd, b"\\nlast\\n")
+    os.close(fd)
+
+threading.Thread(target=write).start()
+assert copy.wait_closed(120)
+assert copy.tail()[-1] == "last"
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_a_256_mib_line_does_not_grow_in_memory() -> None:
+    """The copier reads a 256 MiB line with no newline in bounded pieces: the process stays
+    small (the line-iterating copier before it held the whole line, twice: 1 GiB of RSS for
+    a 512 MiB line, measured)."""
+    done = subprocess.run(
+        [sys.executable, "-c", MEMORY], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 128, f"{done.stdout.strip()} MiB of RSS"
