@@ -5,6 +5,9 @@ still not imported by `python -m mcp_server_time`."""
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,6 +19,8 @@ from tests.mcp.conftest import pids_with
 from tests.tui.app_support import make_app, transcript_text, type_and_send, wait_for
 from tests.tui.test_mcp_tui import TEST_SERVER, pane_text
 from tests.tui.test_trust import implicit_settings, wait_trust
+from tests.tui.test_trust_e2e import _wait_file as wait_file
+from tests.tui.test_tui_e2e import Tmux, tmux  # noqa: F401  (the fixture)
 
 TAG = "picobot-trust-mcp-probe-5521"
 
@@ -93,3 +98,50 @@ async def test_trust_starts_the_servers_outside_the_folder(
         assert app.status.mcp == "mcp 2/2", manager.statuses()
         assert "get_current_time" in manager.statuses()[0].tools
     assert not pwned.exists()
+
+
+@pytest.mark.e2e
+def test_no_trust_in_a_real_terminal_starts_no_server(
+    tmux: Tmux,  # noqa: F811
+    picobot_home: Path,
+    hostile: tuple[Path, Path],
+    tmp_path: Path,
+) -> None:
+    """The real `picobot agent` in tmux, started in the hostile folder: "n" at the trust
+    question; the status bar says `mcp off`, `/mcp` says why, and once picobot has exited
+    (every server it started closed) neither the folder's module nor the probe ever ran."""
+    folder, pwned = hostile
+    marker = tmp_path / "marker"
+    marker.mkdir()
+    probe = [str(TEST_SERVER), "--marker", str(marker), "--tag", TAG]
+    config = {
+        "agents": {"defaults": {"model": "demo"}},
+        "ui": {"bell": "never"},
+        "tools": {
+            "mcpServers": {
+                "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+                "probe": {"command": sys.executable, "args": probe, "trust": "auto"},
+            }
+        },
+    }
+    (picobot_home / "config.json").write_text(json.dumps(config))
+    exit_file = tmp_path / "exit"
+    tmux.start_agent(picobot_home, [], then=f"echo $? > {shlex.quote(str(exit_file))}", cwd=folder)
+    tmux.wait_for(lambda s: "Trust this folder?" in s, "the trust question")
+    tmux.keys("n")
+    screen = tmux.wait_for(
+        lambda s: "is not trusted" in s and re.search(r"mcp (off|\d/\d)", s) is not None,
+        "the read-only notice and the MCP cell",
+    )
+    assert "mcp off" in screen, screen
+    tmux.keys("-l", "/mcp")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: "0/2 connected" in s, "the /mcp pane")
+    assert "time  stdio  off" in screen and "probe  stdio  off" in screen, screen
+    assert screen.count("not started: the workspace") == 2, screen
+    tmux.keys("Escape")
+    tmux.keys("C-q")
+    wait_file(exit_file)
+    assert exit_file.read_text().strip() == "0"
+    assert not pwned.exists()
+    assert not (marker / "started").exists()
