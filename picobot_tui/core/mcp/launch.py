@@ -3,8 +3,9 @@ the workspace unless its config says so.
 
 A server started in the workspace runs the repository's code before any tool is called:
 `python -m mcp_server_time` imported the workspace's own `mcp_server_time.py` (issue 21),
-`node -e`/`npx` read its `node_modules` and `.npmrc`, and a relative PATH entry (`.`,
-`bin`, or an empty one, which means the current directory) resolved the program there.
+`node -e`/`npx` read its `node_modules` and `.npmrc` (`uvx` its `uv.toml` and
+`pyproject.toml`: the package index), and a relative PATH entry (`.`, `bin`, or an empty
+one, which means the current directory) resolved the program there.
 So, unless `cwd` is set:
 
 - the server runs in `<PICOBOT_HOME>/data/mcp`, a private (0700) folder picobot keeps
