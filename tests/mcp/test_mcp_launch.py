@@ -62,6 +62,19 @@ def test_no_cwd_means_a_private_folder_not_the_workspace(
     assert launch.env["PYTHONSAFEPATH"] == "1"
 
 
+def test_a_private_folder_inside_the_workspace_is_not_used(tmp_path: Path) -> None:
+    """`--workspace ~`: ~/.picobot/data/mcp is inside it, where the file tools could plant a
+    `node_modules`; a fresh temporary folder (0700, the same for every server) is used."""
+    home = tmp_path / "home"
+    home.mkdir()
+    config = McpServerConfig(command=sys.executable, args=["-m", "mcp_server_time"])
+    first = plan_stdio(config, home, home / ".picobot" / "data" / "mcp")
+    again = plan_stdio(config, home, home / ".picobot" / "data" / "mcp")
+    assert not first.cwd.is_relative_to(home.resolve())
+    assert first.cwd == again.cwd and list(first.cwd.iterdir()) == []
+    assert first.cwd.stat().st_mode & 0o777 == 0o700
+
+
 @pytest.mark.parametrize("command", ["./server", "bin/mcp-ws-tool", "server/../bin/tool"])
 def test_a_relative_command_without_cwd_is_refused(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str

@@ -10,7 +10,8 @@ So, unless `cwd` is set:
 
 - the server runs in `<PICOBOT_HOME>/data/mcp`, a private (0700) folder picobot keeps
   empty of code: nothing there to import or read as project config, and exec's sandbox
-  hides it, so the agent cannot plant anything in it;
+  hides it, so the agent cannot plant anything in it (when it lies inside the workspace,
+  `--workspace ~`, where the file tools could, a fresh temporary folder is used instead);
 - its PATH keeps only absolute entries outside the workspace, and its program (found on
   that PATH, or an absolute path) must not resolve into the workspace;
 - a relative `command` (`./server`, `bin/x`) is refused: relative to what is the question;
@@ -64,14 +65,23 @@ def _inside(path: Path, folder: Path) -> bool:
         return True
 
 
-def private_cwd(folder: Path) -> Path:
-    """The default working directory (made 0700); a fresh temporary one when it cannot be
-    made (a read-only home)."""
+_fallback: Path | None = None
+
+
+def private_cwd(folder: Path, workspace: Path) -> Path:
+    """The default working directory, `folder` (made 0700); else one temporary folder for
+    the process: when `folder` cannot be made (a read-only home) or is inside the workspace
+    (`--workspace ~` holds ~/.picobot: write_file could plant a `node_modules` in it)."""
+    global _fallback
     try:
         ensure_private_dir(folder)
-        return folder.resolve()
+        if not _inside(folder, workspace):
+            return folder.resolve()
     except OSError:
-        return Path(tempfile.mkdtemp(prefix="picobot-mcp-")).resolve()
+        pass
+    if _fallback is None or not _fallback.is_dir():
+        _fallback = Path(tempfile.mkdtemp(prefix="picobot-mcp-")).resolve()
+    return _fallback
 
 
 def safe_path(value: str, workspace: Path, *, allow_workspace: bool) -> str:
@@ -89,7 +99,7 @@ def safe_path(value: str, workspace: Path, *, allow_workspace: bool) -> str:
 
 def _cwd(config: McpServerConfig, workspace: Path, default: Path) -> tuple[Path, bool]:
     if config.cwd is None or not config.cwd.strip():
-        return private_cwd(default), False
+        return private_cwd(default, workspace), False
     cwd = Path(config.cwd).expanduser()
     cwd = (workspace / cwd if not cwd.is_absolute() else cwd).resolve()
     if not cwd.is_dir():
