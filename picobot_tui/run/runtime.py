@@ -108,16 +108,20 @@ def build_runtime(
             workspace=ws,
             registry=tools,
             connect_timeout=settings.tools.mcp_connect_timeout,
+            scrub=scrub,
         )
         loop.before_turn = runtime.mcp.ready_for_turn
     return runtime
 
 
 def make_untrusted(runtime: Runtime) -> None:
-    """No context files from the workspace, and no tool that changes anything."""
+    """No context files from the workspace, no tool that changes anything, and no MCP
+    server started (every call of one would be refused; starting it runs code)."""
     ws = runtime.tools.ctx.workspace
     runtime.tools.ctx.read_only = untrusted_note(ws)
     runtime.loop.context.workspace_files = False
+    if runtime.mcp is not None:
+        runtime.mcp.hold(f"not started: the workspace {ws} is not trusted")
 
 
 @asynccontextmanager
