@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from picobot_tui.core.llm.providers import PROVIDER_NAMES
-from picobot_tui.core.mcp.config import McpServerConfig, check_server_names
 from picobot_tui.core.paths import picobot_home
 from picobot_tui.core.settings_base import Section
+from picobot_tui.core.shapes.mcp_server import McpServerConfig, check_server_names
+from picobot_tui.core.shapes.providers import PROVIDER_NAMES
 
 __all__ = ["CoreSettings", "McpServerConfig", "Section"]
 
@@ -79,7 +79,7 @@ class ProviderConfig(Section):
 
 
 class ProvidersConfig(Section):
-    """The `providers` group: one entry per provider in `core.llm.providers.PROVIDERS`."""
+    """The `providers` group: one entry per provider in `core.shapes.providers.PROVIDERS`."""
 
     openai: ProviderConfig = ProviderConfig()
     anthropic: ProviderConfig = ProviderConfig()

@@ -508,7 +508,7 @@ def test_toolchains_on_path_under_a_hidden_dir_are_shown_read_only(tmp_path):
 
 
 def test_every_provider_key_variable_is_kept_from_exec() -> None:
-    from picobot_tui.core.llm.providers import PROVIDER_ENV
+    from picobot_tui.core.shapes.providers import PROVIDER_ENV
 
     assert PROVIDER_ENV
     assert all(is_secret_name(var) for var in PROVIDER_ENV.values())

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.launch import LaunchRefused, _cwd_on_sys_path, plan_stdio, safe_path
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 
 
 @pytest.fixture

@@ -24,13 +24,13 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.manager import McpManager
 from picobot_tui.core.mcp.names import MAX_NAME, crosses, sanitize, server_prefix, tool_name
 from picobot_tui.core.mcp.results import to_tool_result
 from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.secrets import MASK, Scrubber
 from picobot_tui.core.settings import ToolsConfig
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry
 from tests.mcp.conftest import TEST_SERVER

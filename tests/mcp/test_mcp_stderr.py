@@ -161,8 +161,8 @@ def test_the_budget_comes_back_with_time(caplog: pytest.LogCaptureFixture) -> No
 
 async def test_a_failed_servers_error_names_its_last_stderr_line(tmp_path: Path) -> None:
     """A server that dies at start-up after printing why: its state's error ends with it."""
-    from picobot_tui.core.mcp.config import McpServerConfig
     from picobot_tui.core.mcp.manager import McpManager
+    from picobot_tui.core.shapes.mcp_server import McpServerConfig
 
     code = "import sys; print('starting', file=sys.stderr); sys.exit('ERROR: no licence key')"
     config = McpServerConfig(command=sys.executable, args=["-c", code])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from picobot_tui.widgets.mcp_pane import McpPane
 
-from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from tests.mcp.conftest import pids_with
 from tests.tui.app_support import make_app, transcript_text, type_and_send, wait_for
 from tests.tui.test_mcp_tui import TEST_SERVER, pane_text

@@ -33,8 +33,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.private_files import ensure_private_dir
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*w?(\.exe)?")
 _PY_VALUE_OPTIONS = "WX"

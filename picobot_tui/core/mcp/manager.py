@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.names import crosses, plain_name, sanitize, server_prefix
 from picobot_tui.core.mcp.server import McpServer, _describe, load_sdk
 from picobot_tui.core.mcp.tool import McpTool
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.registry import ToolRegistry
 
 log = logging.getLogger("picobot.mcp")

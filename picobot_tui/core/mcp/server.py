@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.launch import LaunchRefused, plan_stdio
 from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.mcp.stderr import StderrCopy
 from picobot_tui.core.paths import mcp_cwd
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.base import ToolError
 
