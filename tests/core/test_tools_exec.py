@@ -13,10 +13,10 @@ import pytest
 
 from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
-from picobot_tui.core.tools.exec_env import clean_env, exec_env, is_secret_name
+from picobot_tui.core.tools.exec.env import clean_env, exec_env, is_secret_name
+from picobot_tui.core.tools.exec.guard import check_denied
+from picobot_tui.core.tools.exec.sandbox import bwrap_argv, sandbox_status, toolchain_dirs
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
-from picobot_tui.core.tools.sandbox import bwrap_argv, sandbox_status, toolchain_dirs
-from picobot_tui.core.tools.shell_guard import check_denied
 
 HAVE_BWRAP = sandbox_status(ExecConfig(sandbox="bwrap")).active
 NO_BWRAP = "bwrap (bubblewrap) is not installed or does not work here; CI installs it"
