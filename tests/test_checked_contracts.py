@@ -66,3 +66,16 @@ def test_the_core_is_checked_with_every_strict_flag() -> None:
     assert not missing, f"the core's mypy override lacks {missing}"
     loosened = sorted(k for k, v in core[0].items() if k.startswith("ignore") or v is False)
     assert not loosened, f"the core's override hides errors: {loosened}"
+
+
+MAX_MODULE_LINES = 600  # CONTRIBUTING: split a module before it holds more than one job
+
+
+def test_no_module_is_over_600_lines() -> None:
+    sources = [*(ROOT / "picobot_tui").rglob("*.py"), *(ROOT / "widgets").rglob("*.py")]
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in sources
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"split these modules (lines): {long}"
