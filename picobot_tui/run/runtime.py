@@ -18,6 +18,7 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
 from picobot_tui.core.tracing import Tracer
+from picobot_tui.run.session_stores import session_store
 from picobot_tui.run.workspace import check_workspace, untrusted_note
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def build_runtime(
     # and is not an implicit $HOME or /.
     ws = check_workspace(settings, create=True)
     scrub = Scrubber(settings.secrets())
-    store = SessionStore(settings.sessions_dir, scrub=scrub)
+    store = session_store(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)
     ctx = ToolContext(workspace=ws, config=settings.tools, secrets=tuple(settings.secrets()))
     tools = default_registry(ctx, scrub=scrub)
