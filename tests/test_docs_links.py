@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +110,11 @@ def public_url_problem(url: str) -> str | None:
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        address = None
+        # The forms a browser still reads as IPv4 (`127.1`, `0x7f.0.0.1`, `2130706433`).
+        try:
+            address = ipaddress.ip_address(socket.inet_aton(host))
+        except OSError:
+            address = None
     if address is not None:
         return None if address.is_global else f"non-public address {host}"
     if "." not in host or host in PRIVATE_NAMES or host.endswith(PRIVATE_SUFFIXES):
@@ -116,19 +122,42 @@ def public_url_problem(url: str) -> str | None:
     return None
 
 
+def ignored(paths: set[Path], root: Path) -> set[Path]:
+    """The `paths` git ignores (bench/results/, a build output): they exist here, not on
+    GitHub. Outside a git checkout (an unpacked sdist) none is."""
+    if not paths:
+        return set()
+    proc = subprocess.run(
+        ["git", "check-ignore", "--stdin", "-z"],
+        cwd=root,
+        input="\0".join(map(str, paths)) + "\0",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return {Path(p) for p in proc.stdout.split("\0") if p}
+
+
 def problems(doc: Path, root: Path = ROOT) -> list[str]:
     """What is wrong with each link of `doc`, as `file:line: link: why`."""
     text = doc.read_text(encoding="utf-8")
+    found = [(link, _link_problem(doc, text, link.target, root)) for link in links(text)]
+    local = {why for _, why in found if isinstance(why, Path)}
+    hidden = ignored(local, root)
     out = []
-    for link in links(text):
-        where = f"{doc.relative_to(root)}:{link.line}: {link.target}"
-        why = _link_problem(doc, text, link.target, root)
+    for link, why in found:
+        if isinstance(why, Path):
+            if why not in hidden:
+                continue
+            why = "a file git ignores (it is not in the repository others see)"
         if why:
-            out.append(f"{where}: {why}")
+            out.append(f"{doc.relative_to(root)}:{link.line}: {link.target}: {why}")
     return out
 
 
-def _link_problem(doc: Path, text: str, target: str, root: Path) -> str | None:
+def _link_problem(doc: Path, text: str, target: str, root: Path) -> str | Path | None:
+    """Why the link is broken, None for a good web link, or the file it names (which
+    `problems` then asks git about)."""
     if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):
         if target.lower().startswith("mailto:"):
             return None
@@ -148,7 +177,7 @@ def _link_problem(doc: Path, text: str, target: str, root: Path) -> str | None:
         page = text if dest == doc else dest.read_text(encoding="utf-8")
         if unquote(fragment) not in anchors(page):
             return f"no heading with the anchor #{fragment} in {dest.name}"
-    return None
+    return dest
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -170,6 +199,10 @@ def test_the_documents_link_to_each_other() -> None:
 def test_the_checker_finds_what_is_broken(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "page.md").write_text("# A page\n\n## The `--json` protocol\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "latest.md").write_text("made by a run\n")
+    (tmp_path / ".gitignore").write_text("results/\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=30)
     doc = tmp_path / "README.md"
     doc.write_text(
         "# Top\n\n## Top\n\n"
@@ -179,6 +212,9 @@ def test_the_checker_finds_what_is_broken(tmp_path: Path) -> None:
         "see http://127.0.0.1:8000/v1 [lan](http://10.0.0.2/) [host](https://box.local/x)\n"
         "[name](http://localhost:8080) [doc](https://example.com/) [ftp](ftp://ftp.gnu.org/gnu/)\n"
         "[creds](https://user:pw@github.com/) [bare](http://intranet/)\n"
+        "[short](http://127.1/) [ref][r] <http://[::1]:8000/> [kept](results/latest.md)\n"
+        '<img src="docs/img/none.svg">\n\n'
+        "[r]: http://192.168.1.1/admin\n"
         "`http://127.0.0.1/in-code` is an example, and so is this block:\n\n"
         "```\n[no](nowhere.md) http://10.1.1.1/\n```\n"
     )
@@ -198,6 +234,11 @@ def test_the_checker_finds_what_is_broken(tmp_path: Path) -> None:
         "ftp://ftp.gnu.org/gnu/",
         "https://user:pw@github.com/",
         "http://intranet/",
+        "http://127.1/",
+        "http://192.168.1.1/admin",
+        "http://[::1]:8000/",
+        "results/latest.md",
+        "docs/img/none.svg",
     ]
     assert found[0].startswith("README.md:5: ")
 
