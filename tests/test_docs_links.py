@@ -258,3 +258,10 @@ def test_the_checker_finds_what_is_broken(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_slugs_are_githubs(heading: str, anchor: str) -> None:
     assert slug(heading) == anchor
+
+
+def test_the_readme_stays_a_front_door() -> None:
+    """Issue 22: the README is what a newcomer reads first (at most 250 lines); the
+    reference is in docs/."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move reference text to docs/"
