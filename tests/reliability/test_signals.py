@@ -10,7 +10,6 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,7 @@ def cases() -> list[SignalCase]:
     # Distinct words (LiteLLM aborts a stream of 100 identical chunks), for minutes.
     long = slow(0.03, text_reply(" ".join(f"w{i}" for i in range(3000)), chunk_size=5))
     out: list[SignalCase] = []
-    here = Path.cwd()  # every case's picobot runs here (their homes have no workspace)
+    here = Path.cwd()  # the case's picobot runs here (its home has no workspace)
     for sig in (signal.SIGINT, signal.SIGTERM):
         n = sig.name.lower()
         out += [
@@ -115,62 +114,66 @@ def server_router() -> Iterator[tuple[OpenAITestServer, Router]]:
         yield server, router
 
 
-def test_sigint_and_sigterm_end_cleanly_at_every_moment(tmp_path, server_router) -> None:
+CASE_IDS = [c.id for c in cases()]
+"""The ten cases (SIGINT and SIGTERM x five moments), one test each."""
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_sigint_and_sigterm_end_cleanly_at_every_moment(
+    tmp_path, server_router, case_id: str
+) -> None:
+    """One case a test (the ten used to run in one test, two at a time): pytest-xdist
+    spreads them over its workers instead of one worker holding them all."""
     server, router = server_router
-    all_cases = cases()
-    for case in all_cases:
-        write_config(tmp_path / case.id, server.url)
-    with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(lambda c: run_case(c, tmp_path / c.id, router), all_cases))
-    failures = []
-    for case, (proc, code) in zip(all_cases, results, strict=True):
-        tally(f"{case.sig.name} at a moment (subprocess)")
-        home = tmp_path / case.id
-        why = []
-        if code != EXPECTED[case.sig]:
-            why.append(f"exit {code}, expected {EXPECTED[case.sig]}")
-        if "Traceback" in proc.stderr:
-            why.append("traceback on stderr")
-        [path] = session_paths(home)
-        check = check_session_file(path)
-        if check.warnings or check.damaged:
-            why.append(f"session file: {check.warnings + check.damaged}")
-        msgs = check.messages
-        why += conversation_problems(provider_view(msgs))
-        if case.moment == "stream":
-            last = msgs[-1]
-            if not (
-                last["role"] == "assistant"
-                and last.get("interrupted")
-                and last["content"].startswith("w0 w1")
-            ):
-                why.append(f"partial answer not kept as interrupted: {last}")
-        if case.moment in ("tool", "approval"):
-            statuses = [m.get("status") for m in msgs if m["role"] == "tool"]
-            if statuses != ["cancelled"]:
-                why.append(f"tool results {statuses}, expected one cancelled")
-        if case.moment == "between":  # the round is kept, then the interrupted marker
-            last = msgs[-1]
-            if [m["role"] for m in msgs][-3:] != ["assistant", "tool", "assistant"] or not (
-                last.get("interrupted") and last["content"] == ""
-            ):
-                why.append(f"roles {[m['role'] for m in msgs]}, last {last}")
-        traces = (home / "data/traces/traces.jsonl").read_text().splitlines()
-        if json.loads(traces[-1])["outcome"] != "cancelled":
-            why.append(f"trace outcome {json.loads(traces[-1])['outcome']}")
-        if case.moment in ("tool", "approval"):
-            # Its real duration: the call ran (or waited to be approved) for the 50 ms slept
-            # before the signal, at least (it was traced as 0.0).
-            [call] = json.loads(traces[-1])["tool_calls"]
-            if call["status"] != "cancelled" or call["duration_ms"] < 50:
-                why.append(f"traced tool call {call}")
-        if case.mode == "json":
-            finished = [e for e in proc.events() if e["type"] == "turn_finished"]
-            if [e["outcome"] for e in finished] != ["cancelled"]:
-                why.append(f"turn_finished events {finished}")
-        if why:
-            failures.append(f"{case.id}: {why}\n{proc.stderr[-500:]}")
-    assert not failures, "\n".join(failures)
+    # Built here, not at collection: the cases name files in this test's current directory.
+    [case] = [c for c in cases() if c.id == case_id]
+    write_config(tmp_path / case.id, server.url)
+    proc, code = run_case(case, tmp_path / case.id, router)
+    tally(f"{case.sig.name} at a moment (subprocess)")
+    home = tmp_path / case.id
+    why = []
+    if code != EXPECTED[case.sig]:
+        why.append(f"exit {code}, expected {EXPECTED[case.sig]}")
+    if "Traceback" in proc.stderr:
+        why.append("traceback on stderr")
+    [path] = session_paths(home)
+    check = check_session_file(path)
+    if check.warnings or check.damaged:
+        why.append(f"session file: {check.warnings + check.damaged}")
+    msgs = check.messages
+    why += conversation_problems(provider_view(msgs))
+    if case.moment == "stream":
+        last = msgs[-1]
+        if not (
+            last["role"] == "assistant"
+            and last.get("interrupted")
+            and last["content"].startswith("w0 w1")
+        ):
+            why.append(f"partial answer not kept as interrupted: {last}")
+    if case.moment in ("tool", "approval"):
+        statuses = [m.get("status") for m in msgs if m["role"] == "tool"]
+        if statuses != ["cancelled"]:
+            why.append(f"tool results {statuses}, expected one cancelled")
+    if case.moment == "between":  # the round is kept, then the interrupted marker
+        last = msgs[-1]
+        if [m["role"] for m in msgs][-3:] != ["assistant", "tool", "assistant"] or not (
+            last.get("interrupted") and last["content"] == ""
+        ):
+            why.append(f"roles {[m['role'] for m in msgs]}, last {last}")
+    traces = (home / "data/traces/traces.jsonl").read_text().splitlines()
+    if json.loads(traces[-1])["outcome"] != "cancelled":
+        why.append(f"trace outcome {json.loads(traces[-1])['outcome']}")
+    if case.moment in ("tool", "approval"):
+        # Its real duration: the call ran (or waited to be approved) for the 50 ms slept
+        # before the signal, at least (it was traced as 0.0).
+        [call] = json.loads(traces[-1])["tool_calls"]
+        if call["status"] != "cancelled" or call["duration_ms"] < 50:
+            why.append(f"traced tool call {call}")
+    if case.mode == "json":
+        finished = [e for e in proc.events() if e["type"] == "turn_finished"]
+        if [e["outcome"] for e in finished] != ["cancelled"]:
+            why.append(f"turn_finished events {finished}")
+    assert not why, f"{case.id}: {why}\n{proc.stderr[-500:]}"
 
 
 def test_sigterm_before_the_loop_starts_still_exits_143(tmp_path) -> None:
