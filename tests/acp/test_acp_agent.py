@@ -1,7 +1,13 @@
 """`picobot acp` end to end, as an editor drives it: a real subprocess, the SDK's client side,
 the local scripted model. The agent's own checks while it was built: start-up and version
 negotiation, bad frames, busy and unknown sessions, two sessions at once, read-only mode,
-load with replay, a tool that prints, and the end of stdin in the middle of a turn."""
+load with replay, a tool that prints, and the end of stdin in the middle of a turn.
+
+The tests about a session (busy and unknown sessions, two at once, read-only mode, MCP servers
+of the client, a cancel right behind its prompt) share one `picobot acp` per module (`shared`
+of client_support: each its own sessions and workspace): each process pays ~5 s of CPU for
+LiteLLM's import. Those about the process itself (initialize, bad frames, raw stdout, stdin
+closed, a load in a new process) spawn their own."""
 
 from __future__ import annotations
 
@@ -14,8 +20,20 @@ import acp
 import pytest
 from acp.schema import McpServerStdio
 
-from tests.acp.client_support import RecordingClient, non_jsonrpc_lines, set_tools, spawn_agent
+from tests.acp.client_support import (
+    MODULE_LOOP,
+    RecordingClient,
+    SharedAgent,
+    non_jsonrpc_lines,
+    set_tools,
+    shared,
+    shared_acp,
+    spawn_agent,
+)
 from tests.support.openai_steps import keep_alive_forever, text_reply, tool_call_reply
+
+pytestmark = MODULE_LOOP
+__all__ = ["shared", "shared_acp"]  # the fixtures
 
 
 async def test_initialize_answers_version_1_with_the_capabilities(configured_home: Path) -> None:
@@ -64,21 +82,21 @@ async def test_bad_frames_get_their_json_rpc_errors_and_the_agent_keeps_serving(
 
 
 async def test_busy_session_and_unknown_session_are_errors_not_crashes(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([keep_alive_forever(2, text_reply("one two three four", chunk_size=3))])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        first = asyncio.create_task(agent.say(sid, "go"))
-        await agent.client.wait_until(
-            lambda: agent.client.session_updates(sid, "agent_message_chunk"), "the first chunk"
-        )
-        with pytest.raises(acp.RequestError) as busy:
-            await agent.say(sid, "again")
-        with pytest.raises(acp.RequestError) as unknown:
-            await agent.say("acp:nothere-20200101-000000", "hello")
-        await agent.cancel(sid)
-        resp = await first
+    agent = shared
+    sid = await agent.start()
+    first = asyncio.create_task(agent.say(sid, "go"))
+    await agent.client.wait_until(
+        lambda: agent.client.session_updates(sid, "agent_message_chunk"), "the first chunk"
+    )
+    with pytest.raises(acp.RequestError) as busy:
+        await agent.say(sid, "again")
+    with pytest.raises(acp.RequestError) as unknown:
+        await agent.say("acp:nothere-20200101-000000", "hello")
+    await agent.cancel(sid)
+    resp = await first
     assert busy.value.code == -32600
     assert "still answering" in str(busy.value)
     assert unknown.value.code == -32602
@@ -86,8 +104,10 @@ async def test_busy_session_and_unknown_session_are_errors_not_crashes(
     assert resp.stop_reason == "cancelled"
 
 
-async def test_two_sessions_run_prompts_at_the_same_time(configured_home: Path, llm_server) -> None:
-    other = configured_home / "other"
+async def test_two_sessions_run_prompts_at_the_same_time(
+    shared: SharedAgent, llm_server, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
     other.mkdir()
     llm_server.script(
         [
@@ -95,18 +115,17 @@ async def test_two_sessions_run_prompts_at_the_same_time(configured_home: Path, 
             text_reply("quick answer"),
         ]
     )
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        slow_id = await agent.new_session()
-        quick_id = await agent.new_session(cwd=other)
-        slow = asyncio.create_task(agent.say(slow_id, "slow"))
-        await agent.client.wait_until(
-            lambda: agent.client.session_updates(slow_id, "agent_message_chunk"), "slow's chunk"
-        )
-        quick = await agent.say(quick_id, "quick")  # answered while the other still runs
-        assert not slow.done()
-        await agent.cancel(slow_id)
-        slow_resp = await slow
+    agent = shared
+    slow_id = await agent.new_session()
+    quick_id = await agent.new_session(cwd=other)
+    slow = asyncio.create_task(agent.say(slow_id, "slow"))
+    await agent.client.wait_until(
+        lambda: agent.client.session_updates(slow_id, "agent_message_chunk"), "slow's chunk"
+    )
+    quick = await agent.say(quick_id, "quick")  # answered while the other still runs
+    assert not slow.done()
+    await agent.cancel(slow_id)
+    slow_resp = await slow
     assert quick.stop_reason == "end_turn"
     assert agent.client.agent_text(quick_id) == "quick answer"
     assert slow_resp.stop_reason == "cancelled"
@@ -114,17 +133,17 @@ async def test_two_sessions_run_prompts_at_the_same_time(configured_home: Path, 
 
 
 async def test_read_only_mode_refuses_a_write_without_asking(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script(
         [tool_call_reply("write_file", {"path": "x.txt", "content": "no\n"}), text_reply("ok")]
     )
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        await agent.conn.set_session_mode(session_id=sid, mode_id="read-only")
-        with pytest.raises(acp.RequestError) as bad_mode:
-            await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
-        resp = await agent.say(sid, "write x.txt")
+    agent = shared
+    sid = await agent.start()
+    await agent.conn.set_session_mode(session_id=sid, mode_id="read-only")
+    with pytest.raises(acp.RequestError) as bad_mode:
+        await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    resp = await agent.say(sid, "write x.txt")
     assert bad_mode.value.code == -32602
     assert resp.stop_reason == "end_turn"
     assert agent.client.permissions == []
@@ -187,7 +206,7 @@ async def test_closing_stdin_mid_turn_cancels_it_saves_the_session_and_exits_0(
     assert messages[-1].get("interrupted") is True
 
 
-def test_the_sdk_still_has_what_sdk_compat_reads() -> None:
+async def test_the_sdk_still_has_what_sdk_compat_reads() -> None:  # async: MODULE_LOOP
     """sdk_compat reads AgentSideConnection._conn.send_notification (a private attribute):
     this fails when the SDK moves it, instead of picobot silently taking the slow path."""
     from acp.agent.connection import AgentSideConnection
@@ -211,9 +230,10 @@ def test_the_sdk_still_has_what_sdk_compat_reads() -> None:
 
 
 async def test_the_clients_mcp_server_is_connected_for_its_session(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
-    set_tools(configured_home, approval="auto")
+    agent = shared
+    set_tools(agent.home, approval="auto")  # read by the session/new below
     llm_server.script(
         [
             tool_call_reply("mcp_time_get_current_time", {"timezone": "UTC"}),
@@ -223,11 +243,9 @@ async def test_the_clients_mcp_server_is_connected_for_its_session(
     time_server = McpServerStdio(
         name="time", command=sys.executable, args=["-m", "mcp_server_time"], env=[]
     )
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        sid = await agent.new_session(mcp_servers=[time_server])
-        plain = await agent.new_session()  # another session: not connected to it
-        resp = await agent.say(sid, "what time is it?")
+    sid = await agent.new_session(mcp_servers=[time_server])
+    plain = await agent.new_session()  # another session: not connected to it
+    resp = await agent.say(sid, "what time is it?")
     assert resp.stop_reason == "end_turn"
     events = agent.client.tool_events(sid, "call_1")
     assert events[0].title == "time: get_current_time"
@@ -239,25 +257,25 @@ async def test_the_clients_mcp_server_is_connected_for_its_session(
 
 
 async def test_a_cancel_sent_right_behind_its_prompt_still_answers_cancelled(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     llm_server.script([text_reply("after")])
-    async with spawn_agent(configured_home) as agent:
-        sid = await agent.start()
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
-        request = {"jsonrpc": "2.0", "id": "p-1", "method": "session/prompt", "params": prompt}
-        # one write: the agent reads both frames before either is handled
-        await agent.send_raw((json.dumps(request) + "\n" + json.dumps(cancel) + "\n").encode())
-        resp = await agent.client.wait_until(lambda: agent.client.response_to("p-1"), "p-1")
-        again = await agent.say(sid, "again")
+    agent = shared
+    sid = await agent.start()
+    prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+    request = {"jsonrpc": "2.0", "id": "p-1", "method": "session/prompt", "params": prompt}
+    # one write: the agent reads both frames before either is handled
+    await agent.send_raw((json.dumps(request) + "\n" + json.dumps(cancel) + "\n").encode())
+    resp = await agent.client.wait_until(lambda: agent.client.response_to("p-1"), "p-1")
+    again = await agent.say(sid, "again")
     assert resp["result"]["stopReason"] == "cancelled"
     assert again.stop_reason == "end_turn"
     assert len(llm_server.completions) == 1  # the cancelled prompt never reached the model
 
 
 async def test_a_clients_mcp_server_secret_is_scrubbed_from_log_session_and_model(
-    configured_home: Path, llm_server
+    shared: SharedAgent, llm_server
 ) -> None:
     """A secret the editor passes in an MCP server's env (new to picobot's config) is masked
     in the log (where the server's stderr goes), the session file and the model request."""
@@ -265,7 +283,8 @@ async def test_a_clients_mcp_server_secret_is_scrubbed_from_log_session_and_mode
 
     secret = "client-token-7f3a9c1e5b2d8"
     echo = Path(__file__).resolve().parents[1] / "mcp" / "echo_server.py"
-    set_tools(configured_home, approval="auto")
+    agent = shared
+    set_tools(agent.home, approval="auto")  # read by the session/new below
     llm_server.script(
         [tool_call_reply("mcp_echo_env", {"name": "CLIENT_TOKEN"}), text_reply("seen")]
     )
@@ -275,16 +294,15 @@ async def test_a_clients_mcp_server_secret_is_scrubbed_from_log_session_and_mode
         args=[str(echo)],
         env=[EnvVariable(name="CLIENT_TOKEN", value=secret)],
     )
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        sid = await agent.new_session(mcp_servers=[server])
-        resp = await agent.say(sid, "show the token")
+    sid = await agent.new_session(mcp_servers=[server])
+    resp = await agent.say(sid, "show the token")
     assert resp.stop_reason == "end_turn"
     result = json.dumps(agent.client.tool_events(sid, "call_1")[-1].model_dump(mode="json"))
     assert "CLIENT_TOKEN=" in result and secret not in result
-    log = (configured_home / "data" / "logs" / "picobot.log").read_text()
+    # The shared process's log and sessions: this test's and the module's earlier ones.
+    log = (agent.home / "data" / "logs" / "picobot.log").read_text()
     assert "echo server: CLIENT_TOKEN is" in log  # the server's stderr reached the log
     assert secret not in log
-    sessions = list((configured_home / "sessions").glob("*.jsonl"))
+    sessions = list((agent.home / "sessions").glob("*.jsonl"))
     assert sessions and all(secret not in p.read_text() for p in sessions)
     assert secret not in json.dumps([r.body for r in llm_server.completions])
