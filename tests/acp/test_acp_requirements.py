@@ -12,20 +12,26 @@ on the whole of stdout after the agent has exited (stdin closed): every byte it 
 in, so no quiet period is needed.
 
 Most requirements are checked on one agent process shared by the module (`shared`: the
-response to its one `initialize`, and sessions of each test's own); those about the process
-itself (raw stdout, stdin closed, initialize variants, a load in a new process) spawn their
-own.
+response to its one `initialize`, and sessions of each test's own). Those about the whole of
+stdout, stdin closed and the exit read one process run to its end (`exited`: each of their
+exchanges in a session of its own, then stdin closed), and the load ones one new process that
+loads a session `exited` stored (`loaded`): each `picobot acp` pays up to ~5 s of CPU for
+LiteLLM's import, and the seven used to spawn one process each, the three load tests two. The
+initialize variants spawn their own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import acp
 import pytest
+import pytest_asyncio
 from acp.schema import (
     ClientCapabilities,
     InitializeResponse,
@@ -45,12 +51,14 @@ from tests.acp.client_support import (
     MODULE_LOOP,
     RecordingClient,
     SharedAgent,
+    home_config,
     non_jsonrpc_lines,
     set_tools,
     shared,
     shared_acp,
     spawn_agent,
 )
+from tests.support.openai_server import OpenAITestServer
 from tests.support.openai_steps import keep_alive_forever, text_reply, tool_call_reply
 
 pytestmark = MODULE_LOOP
@@ -122,9 +130,10 @@ def request_id(client: RecordingClient, method: str, n: int = 0) -> int:
     return [m["id"] for d, m in client.wire if d == "out" and m.get("method") == method][n]
 
 
-async def basic_exchange(agent: Any, llm_server: Any) -> str:
+async def basic_exchange(agent: Any, llm_server: Any, sid: str | None = None) -> str:
+    """A prompt answered in a new session (`agent.start()`, or `sid` when given)."""
     llm_server.script([text_reply("A short answer.")])
-    sid = await agent.start()
+    sid = sid or await agent.start()
     resp = await agent.say(sid, "hello")
     assert resp.stop_reason in STOP_REASONS
     return sid
@@ -133,28 +142,90 @@ async def basic_exchange(agent: Any, llm_server: Any) -> str:
 # -- transport ----------------------------------------------------------------------------------
 
 
+@dataclass
+class ExitedRun:
+    """One `picobot acp` run to its end: every byte of its stdout, the client's recording."""
+
+    home: Path
+    stdout: bytes
+    client: RecordingClient
+    code: int | None
+    """The exit code, None when it did not exit on its own within 20 s of stdin's end."""
+    stderr: str
+    basic: str
+    """The session of the basic exchange (prompt "hello"), stored when it exited."""
+    unicode: str
+    cancelled: str
+    cancelled_resp: Any
+    cancelled_prompt_id: int
+    raw_ids: list[str]
+    """The ids of the requests written by hand (they bypass the client's recording)."""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def exited(
+    server: OpenAITestServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[ExitedRun]:
+    """The exchanges of TRANSPORT-001/002, JSONRPC-002/003, CANCEL-002, SHUTDOWN-001 and
+    STDERR-001 in one process, each in a session of its own, the cancelled turn last; then
+    stdin is closed and the process must exit on its own."""
+    home = tmp_path_factory.mktemp("acp-exited") / "picobot-home"
+    (home / "workspace").mkdir(parents=True)
+    (home / "config.json").write_text(json.dumps(home_config(server)))
+    async with spawn_agent(home, tee=True) as agent:
+        basic = await basic_exchange(agent, server)  # TRANSPORT-001, JSONRPC-002, ...
+        raw = [  # JSONRPC-002
+            await agent.raw_request("session/not_a_method", {}),
+            await agent.raw_request("session/new", {"cwd": 42}),
+            await agent.raw_request("session/prompt", {"sessionId": "acp:unknown", "prompt": []}),
+        ]
+        server.script([text_reply("naïve café — 日本語 ✓ 🙂")])  # TRANSPORT-002
+        unicode = await agent.new_session()
+        await agent.say(unicode, "unicode, please: ü ß 中")
+        quiet = await agent.new_session()  # JSONRPC-003
+        for note in (
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": quiet}},
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "acp:nope"}},
+            {"jsonrpc": "2.0", "method": "_picobot_tests/notice", "params": {}},
+            {"jsonrpc": "2.0", "method": "no/such_notification", "params": {"x": 1}},
+        ):
+            await agent.send_raw(json.dumps(note).encode() + b"\n")
+        await agent.new_session()
+        cancelled = await agent.new_session()  # CANCEL-002
+        _, cancelled_resp = await _cancelled_turn(agent, server, cancelled)
+        [prompt_id] = [
+            m["id"]
+            for d, m in agent.client.wire
+            if d == "out"
+            and m.get("method") == "session/prompt"
+            and m["params"]["sessionId"] == cancelled
+        ]
+        await agent.close_stdin()
+        try:  # SHUTDOWN-001 checks it: the process exits on its own
+            code: int | None = await agent.wait_exit(timeout=20)
+        except AssertionError:
+            code = None
+    server.script([])
+    server.clear()
+    assert agent.stdout is not None
+    yield ExitedRun(
+        home, bytes(agent.stdout), agent.client, code, agent.stderr(), basic, unicode,
+        cancelled, cancelled_resp, prompt_id, [r["id"] for r in raw],
+    )  # fmt: skip
+
+
 async def test_REQ_ACP_TRANSPORT_001_every_stdout_line_is_one_jsonrpc_message(
-    configured_home: Path, llm_server
+    exited: ExitedRun,
 ) -> None:
-    async with spawn_agent(configured_home, tee=True) as agent:
-        await basic_exchange(agent, llm_server)
-        await agent.close_stdin()
-        await agent.wait_exit()
-    assert agent.stdout
-    assert non_jsonrpc_lines(bytes(agent.stdout)) == []
-    assert bytes(agent.stdout).endswith(b"\n")
+    assert exited.stdout
+    assert non_jsonrpc_lines(exited.stdout) == []
+    assert exited.stdout.endswith(b"\n")
 
 
-async def test_REQ_ACP_TRANSPORT_002_stdout_is_utf8(configured_home: Path, llm_server) -> None:
-    llm_server.script([text_reply("naïve café — 日本語 ✓ 🙂")])
-    async with spawn_agent(configured_home, tee=True) as agent:
-        sid = await agent.start()
-        await agent.say(sid, "unicode, please: ü ß 中")
-        await agent.close_stdin()
-        await agent.wait_exit()
-    assert agent.stdout
-    bytes(agent.stdout).decode("utf-8")  # raises on invalid UTF-8
-    assert "日本語" in agent.client.agent_text(sid)
+async def test_REQ_ACP_TRANSPORT_002_stdout_is_utf8(exited: ExitedRun) -> None:
+    assert exited.stdout
+    exited.stdout.decode("utf-8")  # raises on invalid UTF-8
+    assert "日本語" in exited.client.agent_text(exited.unicode)
 
 
 # -- JSON-RPC -----------------------------------------------------------------------------------
@@ -184,16 +255,9 @@ async def test_REQ_ACP_JSONRPC_001_response_id_echoes_the_request_id(
 
 
 async def test_REQ_ACP_JSONRPC_002_one_of_result_or_error_and_error_shape(
-    configured_home: Path, llm_server
+    exited: ExitedRun,
 ) -> None:
-    async with spawn_agent(configured_home, tee=True) as agent:
-        await basic_exchange(agent, llm_server)
-        await agent.raw_request("session/not_a_method", {})
-        await agent.raw_request("session/new", {"cwd": 42})
-        await agent.raw_request("session/prompt", {"sessionId": "acp:unknown", "prompt": []})
-        await agent.close_stdin()
-        await agent.wait_exit()
-    responses = [m for m in frames(bytes(agent.stdout)) if "method" not in m]
+    responses = [m for m in frames(exited.stdout) if "method" not in m]
     assert len(responses) >= 6
     for m in responses:
         assert ("result" in m) != ("error" in m), m
@@ -203,22 +267,12 @@ async def test_REQ_ACP_JSONRPC_002_one_of_result_or_error_and_error_shape(
 
 
 async def test_REQ_ACP_JSONRPC_003_notifications_never_get_a_response(
-    configured_home: Path,
+    exited: ExitedRun,
 ) -> None:
-    async with spawn_agent(configured_home, tee=True) as agent:
-        sid = await agent.start()
-        for note in (
-            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}},
-            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "acp:nope"}},
-            {"jsonrpc": "2.0", "method": "_picobot_tests/notice", "params": {}},
-            {"jsonrpc": "2.0", "method": "no/such_notification", "params": {"x": 1}},
-        ):
-            await agent.send_raw(json.dumps(note).encode() + b"\n")
-        await agent.new_session()
-        await agent.close_stdin()
-        await agent.wait_exit()
-    asked = {m["id"] for d, m in agent.client.wire if d == "out" and "id" in m and "method" in m}
-    responses = [m for m in frames(bytes(agent.stdout)) if "method" not in m]
+    wire = exited.client.wire
+    asked = {m["id"] for d, m in wire if d == "out" and "id" in m and "method" in m}
+    asked |= set(exited.raw_ids)
+    responses = [m for m in frames(exited.stdout) if "method" not in m]
     assert [m for m in responses if m.get("id") not in asked] == []
 
 
@@ -384,9 +438,10 @@ async def test_REQ_ACP_PROMPT_003_resource_link_beside_text_is_accepted(
 # -- cancel -------------------------------------------------------------------------------------
 
 
-async def _cancelled_turn(agent: Any, llm_server: Any) -> tuple[str, Any]:
+async def _cancelled_turn(agent: Any, llm_server: Any, sid: str | None = None) -> tuple[str, Any]:
+    """A prompt cancelled once its first chunk came (in a new session, or `sid`)."""
     llm_server.script([keep_alive_forever(2, text_reply("this will be cut", chunk_size=3))])
-    sid = await agent.start()
+    sid = sid or await agent.start()
     turn = asyncio.create_task(agent.say(sid, "go"))
     await agent.client.wait_until(
         lambda: agent.client.session_updates(sid, "agent_message_chunk"), "a first chunk"
@@ -403,15 +458,10 @@ async def test_REQ_ACP_CANCEL_001_cancelled_prompt_answers_cancelled_not_an_erro
 
 
 async def test_REQ_ACP_CANCEL_002_no_update_after_the_cancelled_response(
-    configured_home: Path, llm_server
+    exited: ExitedRun,
 ) -> None:
-    async with spawn_agent(configured_home, tee=True) as agent:
-        sid, resp = await _cancelled_turn(agent, llm_server)
-        prompt_id = request_id(agent.client, "session/prompt")
-        await agent.close_stdin()
-        await agent.wait_exit()
-    assert resp.stop_reason == "cancelled"
-    _, after = updates_after_response(bytes(agent.stdout), sid, prompt_id)
+    assert exited.cancelled_resp.stop_reason == "cancelled"
+    _, after = updates_after_response(exited.stdout, exited.cancelled, exited.cancelled_prompt_id)
     assert after == []
 
 
@@ -423,52 +473,52 @@ def _require(caps: Any, capability: str) -> None:
         pytest.skip(f"not applicable: {capability} not advertised")
 
 
-async def _stored_session(home: Path, llm_server: Any) -> str:
-    llm_server.script([text_reply("Stored answer.")])
-    async with spawn_agent(home) as agent:
+@dataclass
+class LoadedRun:
+    """A new `picobot acp` that loaded a stored session, then exited: all of its stdout."""
+
+    stdout: bytes
+    session: str
+    load_id: int
+    response: dict[str, Any]
+    """The response to `session/load`, as it came on the wire."""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def loaded(exited: ExitedRun) -> AsyncIterator[LoadedRun]:
+    """The session of `exited`'s basic exchange (stored, its process gone), loaded by a new
+    process: initialize, session/load, stdin closed, the exit awaited."""
+    sid = exited.basic
+    async with spawn_agent(exited.home, tee=True) as agent:
         init = await agent.initialize()
         _require(init.agent_capabilities and init.agent_capabilities.load_session, "loadSession")
-        sid = await agent.new_session()
-        await agent.say(sid, "store this")
-    return sid
+        await agent.conn.load_session(cwd=str(agent.workspace), session_id=sid, mcp_servers=[])
+        load_id = request_id(agent.client, "session/load")
+        await agent.close_stdin()
+        await agent.wait_exit()
+    assert agent.stdout is not None
+    stdout = bytes(agent.stdout)
+    [response] = [m for m in frames(stdout) if "method" not in m and m.get("id") == load_id]
+    yield LoadedRun(stdout, sid, load_id, response)
 
 
-async def test_REQ_ACP_LOAD_001_load_succeeds_with_a_valid_response(
-    configured_home: Path, llm_server
-) -> None:
-    sid = await _stored_session(configured_home, llm_server)
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request(
-            "session/load", {"sessionId": sid, "cwd": str(agent.workspace), "mcpServers": []}
-        )
+async def test_REQ_ACP_LOAD_001_load_succeeds_with_a_valid_response(loaded: LoadedRun) -> None:
+    resp = loaded.response
     assert "result" in resp, resp
     LoadSessionResponse.model_validate(resp["result"] if resp["result"] is not None else {})
 
 
 async def test_REQ_ACP_LOAD_002_replay_before_the_load_response_none_after(
-    configured_home: Path, llm_server
+    loaded: LoadedRun,
 ) -> None:
-    sid = await _stored_session(configured_home, llm_server)
-    async with spawn_agent(configured_home, tee=True) as agent:
-        await agent.initialize()
-        await agent.conn.load_session(cwd=str(agent.workspace), session_id=sid, mcp_servers=[])
-        load_id = request_id(agent.client, "session/load")
-        await agent.close_stdin()
-        await agent.wait_exit()
-    at, after = updates_after_response(bytes(agent.stdout), sid, load_id)
-    before = [m for m in frames(bytes(agent.stdout))[:at] if m.get("method") == "session/update"]
+    at, after = updates_after_response(loaded.stdout, loaded.session, loaded.load_id)
+    before = [m for m in frames(loaded.stdout)[:at] if m.get("method") == "session/update"]
     assert before, "no replay at all"
     assert after == []
 
 
-async def test_REQ_ACP_LOAD_003_load_result_is_an_object(configured_home: Path, llm_server) -> None:
-    sid = await _stored_session(configured_home, llm_server)
-    async with spawn_agent(configured_home) as agent:
-        await agent.initialize()
-        resp = await agent.raw_request(
-            "session/load", {"sessionId": sid, "cwd": str(agent.workspace), "mcpServers": []}
-        )
+async def test_REQ_ACP_LOAD_003_load_result_is_an_object(loaded: LoadedRun) -> None:
+    resp = loaded.response
     assert isinstance(resp.get("result"), dict), resp
 
 
@@ -792,13 +842,9 @@ async def test_REQ_ACP_ERROR_001_error_messages_are_one_concise_line(
 
 
 async def test_REQ_ACP_SHUTDOWN_001_exits_on_its_own_after_stdin_closes(
-    configured_home: Path, llm_server
+    exited: ExitedRun,
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await basic_exchange(agent, llm_server)
-        await agent.close_stdin()
-        code = await agent.wait_exit(timeout=20)
-    assert code == 0, agent.stderr()[-2000:]
+    assert exited.code == 0, exited.stderr[-2000:]
 
 
 async def test_REQ_ACP_SCHEMA_002_no_unknown_root_keys_in_initialize(shared: SharedAgent) -> None:
@@ -810,10 +856,6 @@ async def test_REQ_ACP_SCHEMA_002_no_unknown_root_keys_in_initialize(shared: Sha
 
 
 async def test_REQ_ACP_STDERR_001_stderr_volume_is_reported(
-    configured_home: Path, llm_server, record_property: Any
+    exited: ExitedRun, record_property: Any
 ) -> None:
-    async with spawn_agent(configured_home) as agent:
-        await basic_exchange(agent, llm_server)
-        await agent.close_stdin()
-        await agent.wait_exit()
-    record_property("stderr_bytes", len(agent.stderr().encode()))
+    record_property("stderr_bytes", len(exited.stderr.encode()))
