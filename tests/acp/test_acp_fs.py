@@ -6,17 +6,25 @@ disk is used and the client's fs methods are never called.
 `picobot acp` runs as a real subprocess driven by the SDK's client side. The client here keeps
 editor buffers in memory: a buffer that differs from the file on disk is how the tests tell
 which one the agent used. Every fs call is recorded, and one the client did not advertise is
-answered "method not found" and recorded as forbidden."""
+answered "method not found" and recorded as forbidden.
+
+The five tests of a client that advertises both fs methods share one `picobot acp` (this
+module's `shared_acp`, an editor client's, under client_support's `shared`: a workspace and
+sessions of each test's own, the recording and buffers cleared): each process pays ~5 s of
+CPU for LiteLLM's import. The other capability sets spawn their own."""
 
 # ruff: noqa: F811 (the fixtures below are imported from tests/headless/conftest.py)
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import acp
 import pytest
+import pytest_asyncio
 from acp.schema import (
     ClientCapabilities,
     FileSystemCapabilities,
@@ -24,13 +32,26 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tests.acp.client_support import RecordingClient, set_tools, spawn_agent
+from tests.acp.client_support import (
+    MODULE_LOOP,
+    RecordingClient,
+    SharedAgent,
+    SharedProcess,
+    home_config,
+    set_tools,
+    shared,
+    spawn_agent,
+)
 from tests.headless.conftest import (  # noqa: F401 (fixtures)
     configured_home,
     llm_server,
     server,
 )
+from tests.support.openai_server import OpenAITestServer
 from tests.support.openai_steps import text_reply, tool_call_reply
+
+pytestmark = MODULE_LOOP
+__all__ = ["shared"]  # the fixture
 
 READ, WRITE = "fs/read_text_file", "fs/write_text_file"
 
@@ -79,6 +100,51 @@ class EditorClient(RecordingClient):
         return WriteTextFileResponse()
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_acp(
+    server: OpenAITestServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SharedProcess]:
+    """client_support's `shared_acp`, for an editor client with both fs methods: the module's
+    one `picobot acp`, initialized once, hosted by a task of its own (the SDK's context is
+    entered and left by the same task)."""
+    home = tmp_path_factory.mktemp("acp-fs-shared") / "picobot-home"
+    (home / "workspace").mkdir(parents=True)
+    config_text = json.dumps(home_config(server))
+    (home / "config.json").write_text(config_text)
+    ready: asyncio.Future[SharedProcess] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def host() -> None:
+        try:
+            async with spawn_agent(home, EditorClient(reads=True, writes=True)) as agent:
+                init = await agent.initialize()
+                raw = agent.client.response_to(0)
+                assert raw is not None and "result" in raw, agent.client.summary()
+                wire = list(agent.client.wire)
+                ready.set_result(SharedProcess(agent, init, raw, wire, config_text))
+                await stop.wait()
+        except BaseException as e:
+            if not ready.done():
+                ready.set_exception(e)
+            raise
+
+    hosting = asyncio.create_task(host())
+    try:
+        yield await ready
+    finally:
+        stop.set()
+        await hosting
+
+
+@pytest.fixture
+def editor(shared: SharedAgent) -> tuple[SharedAgent, EditorClient]:
+    """The shared agent and its editor client, no buffer open yet."""
+    client = shared.client
+    assert isinstance(client, EditorClient) and client.reads and client.writes
+    client.buffers.clear()
+    return shared, client
+
+
 def writes(client: EditorClient) -> list[Path]:
     return [p for m, p in client.fs_calls() if m == WRITE]
 
@@ -88,8 +154,7 @@ def tool_results(body: dict[str, Any]) -> list[str]:
     return [str(m.get("content")) for m in body["messages"] if m.get("role") == "tool"]
 
 
-def ws_file(home: Path, name: str, text: str) -> Path:
-    ws = home / "workspace"
+def ws_file(ws: Path, name: str, text: str) -> Path:
     ws.mkdir(exist_ok=True)
     path = ws / name
     path.write_text(text)
@@ -99,14 +164,13 @@ def ws_file(home: Path, name: str, text: str) -> Path:
 # -- fs advertised ------------------------------------------------------------------------------
 
 
-async def test_read_file_returns_the_clients_buffer(configured_home: Path, llm_server) -> None:
-    path = ws_file(configured_home, "app.py", "x = 'ON DISK'\n")
-    client = EditorClient(reads=True, writes=True)
+async def test_read_file_returns_the_clients_buffer(editor, llm_server) -> None:
+    agent, client = editor
+    path = ws_file(agent.workspace, "app.py", "x = 'ON DISK'\n")
     client.buffers[path] = "x = 'UNSAVED BUFFER'\n"
     llm_server.script([tool_call_reply("read_file", {"path": "app.py"}), text_reply("read it")])
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "read app.py")
+    sid = await agent.start()
+    resp = await agent.say(sid, "read app.py")
     assert resp.stop_reason == "end_turn"
     [result] = tool_results(llm_server.last_body)
     assert "UNSAVED BUFFER" in result and "ON DISK" not in result
@@ -115,14 +179,12 @@ async def test_read_file_returns_the_clients_buffer(configured_home: Path, llm_s
     assert not client.forbidden and not client.problems
 
 
-async def test_write_and_edit_land_in_the_client_not_on_disk(
-    configured_home: Path, llm_server
-) -> None:
-    set_tools(configured_home, approval="auto")
-    app = ws_file(configured_home, "app.py", "y = 1  # on disk\n")
-    client = EditorClient(reads=True, writes=True)
+async def test_write_and_edit_land_in_the_client_not_on_disk(editor, llm_server) -> None:
+    agent, client = editor
+    set_tools(agent.home, approval="auto")  # read by the session/new below
+    app = ws_file(agent.workspace, "app.py", "y = 1  # on disk\n")
     client.buffers[app] = "y = 2  # unsaved\n"
-    new = (configured_home / "workspace" / "pkg" / "new.py").resolve()
+    new = (agent.workspace / "pkg" / "new.py").resolve()
     llm_server.script(
         [
             tool_call_reply("write_file", {"path": "pkg/new.py", "content": "z = 3\n"}, id="w"),
@@ -132,9 +194,8 @@ async def test_write_and_edit_land_in_the_client_not_on_disk(
             text_reply("done"),
         ]
     )
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "write and edit")
+    sid = await agent.start()
+    resp = await agent.say(sid, "write and edit")
     assert resp.stop_reason == "end_turn"
     results = tool_results(llm_server.last_body)
     assert results[0].startswith("created pkg/new.py"), results
@@ -151,12 +212,10 @@ async def test_write_and_edit_land_in_the_client_not_on_disk(
     assert not client.forbidden and not client.problems
 
 
-async def test_the_permission_request_shows_the_buffers_diff(
-    configured_home: Path, llm_server
-) -> None:
+async def test_the_permission_request_shows_the_buffers_diff(editor, llm_server) -> None:
     """The approval preview (what the TUI modal shows) diffs the text the edit applies to."""
-    app = ws_file(configured_home, "app.py", "value = 'disk'\n")
-    client = EditorClient(reads=True, writes=True)
+    agent, client = editor
+    app = ws_file(agent.workspace, "app.py", "value = 'disk'\n")
     client.buffers[app] = "value = 'buffer'\n"
     client.answer_permissions("allow_once")
     llm_server.script(
@@ -167,9 +226,8 @@ async def test_the_permission_request_shows_the_buffers_diff(
             text_reply("edited"),
         ]
     )
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "edit")
+    sid = await agent.start()
+    resp = await agent.say(sid, "edit")
     assert resp.stop_reason == "end_turn"
     [permission] = client.permissions
     shown = json.dumps([c.model_dump(mode="json") for c in permission.tool_call.content or []])
@@ -184,17 +242,16 @@ async def test_the_permission_request_shows_the_buffers_diff(
     assert not client.forbidden
 
 
-async def test_guards_hold_before_the_client_is_asked(configured_home: Path, llm_server) -> None:
+async def test_guards_hold_before_the_client_is_asked(editor, llm_server, tmp_path: Path) -> None:
     """Outside the workspace (an escaping symlink) and a binary file are refused as without
     the client, and the client is never asked about them."""
-    set_tools(configured_home, approval="auto")
-    outside = configured_home / "outside.txt"
+    agent, client = editor
+    set_tools(agent.home, approval="auto")  # read by the session/new below
+    outside = tmp_path / "outside.txt"
     outside.write_text("SECRET OUTSIDE\n")
-    ws = configured_home / "workspace"
-    ws.mkdir(exist_ok=True)
+    ws = agent.workspace
     (ws / "link.txt").symlink_to(outside)
     (ws / "blob.bin").write_bytes(b"\x7fELF\x00\x00\x01")
-    client = EditorClient(reads=True, writes=True)
     llm_server.script(
         [
             tool_call_reply("read_file", {"path": "link.txt"}, id="c1"),
@@ -203,9 +260,8 @@ async def test_guards_hold_before_the_client_is_asked(configured_home: Path, llm
             text_reply("refused"),
         ]
     )
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        resp = await agent.say(sid, "try")
+    sid = await agent.start()
+    resp = await agent.say(sid, "try")
     assert resp.stop_reason == "end_turn"
     results = tool_results(llm_server.last_body)
     assert "outside the workspace" in results[0]
@@ -215,20 +271,17 @@ async def test_guards_hold_before_the_client_is_asked(configured_home: Path, llm
     assert client.fs_calls() == []
 
 
-async def test_a_resource_link_is_read_through_the_client(
-    configured_home: Path, llm_server
-) -> None:
-    notes = ws_file(configured_home, "notes.txt", "NOTES ON DISK\n")
-    client = EditorClient(reads=True, writes=True)
+async def test_a_resource_link_is_read_through_the_client(editor, llm_server) -> None:
+    agent, client = editor
+    notes = ws_file(agent.workspace, "notes.txt", "NOTES ON DISK\n")
     client.buffers[notes] = "NOTES IN THE BUFFER 4412\n"
     llm_server.script([text_reply("ok")])
-    async with spawn_agent(configured_home, client) as agent:
-        sid = await agent.start()
-        resp = await agent.prompt(
-            sid,
-            acp.text_block("What do the notes say?"),
-            acp.resource_link_block("notes.txt", notes.as_uri(), mime_type="text/plain"),
-        )
+    sid = await agent.start()
+    resp = await agent.prompt(
+        sid,
+        acp.text_block("What do the notes say?"),
+        acp.resource_link_block("notes.txt", notes.as_uri(), mime_type="text/plain"),
+    )
     assert resp.stop_reason == "end_turn"
     sent = json.dumps(llm_server.last_body["messages"])
     assert "NOTES IN THE BUFFER 4412" in sent and "NOTES ON DISK" not in sent
@@ -243,7 +296,7 @@ async def test_read_only_client_reads_its_buffer_and_the_edit_goes_to_disk(
 ) -> None:
     """The client is used for what it advertises, the disk for the rest."""
     set_tools(configured_home, approval="auto")
-    app = ws_file(configured_home, "app.py", "a = 'disk'\n")
+    app = ws_file(configured_home / "workspace", "app.py", "a = 'disk'\n")
     client = EditorClient(reads=True, writes=False)
     client.buffers[app] = "a = 'buffer'\n"
     llm_server.script(
@@ -269,7 +322,7 @@ async def test_without_fs_the_disk_is_used_and_the_client_never_called(
     configured_home: Path, llm_server, advertised: str
 ) -> None:
     set_tools(configured_home, approval="auto")
-    app = ws_file(configured_home, "app.py", "b = 'disk'\n")
+    app = ws_file(configured_home / "workspace", "app.py", "b = 'disk'\n")
     client = EditorClient(reads=False, writes=False)
     if advertised == "nothing":
         client.capabilities = lambda: ClientCapabilities()  # type: ignore[method-assign]
