@@ -12,8 +12,10 @@ comes, then checks:
   conversation (no `tool_calls` without results, no orphan `tool` message) that still holds
   every message sent before the kill.
 
-CI runs one case of each (moment x mode) pair; `--slow` runs all 50. SIGINT and SIGTERM get
-their own tests: exit 130 / 143, and a session that is consistent without any repair.
+CI runs one case of each (moment x mode) pair, one test each (so pytest-xdist spreads them;
+their figures are added up in the end-of-run counts); `--slow` runs all 50 in one test, two at
+a time. SIGINT and SIGTERM get their own tests: exit 130 / 143, and a session that is
+consistent without any repair.
 """
 
 from __future__ import annotations
@@ -339,16 +341,22 @@ def run_kill_suite(
     with ThreadPoolExecutor(WORKERS) as pool:
         results = list(pool.map(lambda c: run_and_kill(c, tmp_path / c.id, router), cases))
     for res in results:
-        assert res.returncode == -signal.SIGKILL, (res.case.id, res.returncode, res.stderr)
-        tally.kills += 1
-        stored = check_after_kill(res, router, tally)
-        resume_and_check(res, stored, router, tally, monkeypatch)
-    # The key never reaches a session file, a trace or a log, whatever moment the kill hit.
-    for case in cases:
-        for path in (tmp_path / case.id).rglob("*"):
-            if path.is_file() and path.name != "config.json":
-                assert KEY.encode() not in path.read_bytes(), path
+        check_kill(res, router, tally, monkeypatch)
     return tally
+
+
+def check_kill(
+    res: KillResult, router: Router, tally: Tally, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed run's checks: killed by SIGKILL, the session after the kill, the resume, and
+    the key never in a session file, a trace or a log, whatever moment the kill hit."""
+    assert res.returncode == -signal.SIGKILL, (res.case.id, res.returncode, res.stderr)
+    tally.kills += 1
+    stored = check_after_kill(res, router, tally)
+    resume_and_check(res, stored, router, tally, monkeypatch)
+    for path in res.home.rglob("*"):
+        if path.is_file() and path.name != "config.json":
+            assert KEY.encode() not in path.read_bytes(), path
 
 
 @pytest.fixture(scope="module")
@@ -371,11 +379,32 @@ def _report(tally: Tally, label: str) -> None:
     assert not tally.invalid_resume, tally.invalid_resume
 
 
-def test_sigkill_at_every_kind_of_moment(tmp_path, monkeypatch, server_router) -> None:
-    """CI: one kill per (moment, mode) pair — 12 kills."""
-    tally = run_kill_suite(ci_cases(), tmp_path, monkeypatch, server_router)
-    assert tally.kills == len(MOMENTS) * len(MODES)
-    _report(tally, "ci")
+def test_ci_cases_are_one_of_every_pair() -> None:
+    pairs = {(build_case(i).moment, build_case(i).mode) for i in ci_cases()}
+    assert len(ci_cases()) == len(pairs) == len(MOMENTS) * len(MODES)
+
+
+@pytest.mark.parametrize("index", ci_cases(), ids=lambda i: build_case(i).id)
+def test_sigkill_at_every_kind_of_moment(tmp_path, monkeypatch, server_router, index) -> None:
+    """CI: one kill per (moment, mode) pair — 12 kills, one a test. The figures of each go
+    into the end-of-run counts ("SIGKILL (ci): ..."), which add up every worker's."""
+    server, router = server_router
+    case = build_case(index)
+    home = tmp_path / case.id
+    write_config(home, server.url, maxRetries=0)
+    tally = Tally()
+    check_kill(run_and_kill(case, home, router), router, tally, monkeypatch)
+    for what, n in (
+        ("kills", tally.kills),
+        ("session files checked", tally.sessions_checked),
+        ("complete messages checked", tally.complete_checked),
+        ("resumed", tally.resumed),
+        *((f"state at the kill: {state}", n) for state, n in tally.states.items()),
+    ):
+        fuzz.RAN[f"SIGKILL (ci): {what}"] += n
+    assert not tally.damaged, tally.damaged
+    assert not tally.lost, tally.lost
+    assert not tally.invalid_resume, tally.invalid_resume
 
 
 @pytest.mark.slow
