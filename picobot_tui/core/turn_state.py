@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from picobot_tui.core.budget import TokenEstimator
-from picobot_tui.core.tracing import ToolTrace, TurnTrace
+from picobot_tui.core.tracing import CallTrace, ToolTrace, TurnTrace
 
 STUCK_MESSAGE = (
     "You appear stuck — you just called the same tool with the same arguments. "
@@ -36,6 +36,12 @@ class SessionState:
     last_completion_tokens: int = 0
     fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
     call_ids: set[str] = field(default_factory=set)  # every tool-call id used in the session
+    skipped: int = 0  # messages the history window left out after its head (core/budget.py)
+    prompt_seen: int = 0  # prompt tokens the provider reported this session, cached included
+    cache_read: int = 0
+    cache_write: int = 0
+    saved: float | None = None  # USD the cache saved this session (None: price unknown)
+    last_sent: list[dict[str, Any]] = field(default_factory=list)  # the last call's messages
 
 
 @dataclass
@@ -86,6 +92,7 @@ class TurnState:
     retries: int = 0
     llm_calls: int = 0
     secret_calls: set[str] = field(default_factory=set)  # ids refused: args carry a secret
+    calls: list[CallTrace] = field(default_factory=list)  # each model call's tokens and cost
     started: str = field(default_factory=lambda: now_iso())
     t0: float = field(default_factory=time.monotonic)
 
@@ -109,6 +116,9 @@ class TurnState:
             outcome=outcome,
             error=error,
             llm_calls=self.llm_calls,
+            cache_read_tokens=sum(c.cache_read_tokens for c in self.calls),
+            cache_write_tokens=sum(c.cache_write_tokens for c in self.calls),
+            calls=list(self.calls),
         )
 
 

@@ -187,8 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
             ],
         }
         if reply.usage is not None:
-            payload["usage"] = usage_dict(reply.usage)
-        self._send_json(200, payload)
+            payload["usage"] = usage_dict(reply.usage, reply.cached)
+        self._send_json(200, payload, dict(reply.headers))
 
     def _stream(self, reply: Reply, request: dict[str, Any]) -> None:
         if not self._wait(reply.first_byte_delay):
@@ -199,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
+        for name, value in reply.headers:
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
         frames = stream_frames(reply, str(request.get("model", "test-model")), include_usage)
