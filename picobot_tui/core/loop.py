@@ -496,7 +496,8 @@ class AgentLoop:
 
             text = "".join(turn.text)
             if not calls:
-                self._record(session, state, {"role": "assistant", "content": text})
+                answer = {"role": "assistant", "content": text, **turn.usage_note()}
+                self._record(session, state, answer)
                 turn.text.clear()
                 yield TurnFinished("final", text, session.key)
                 return
@@ -504,7 +505,12 @@ class AgentLoop:
             self._record(
                 session,
                 state,
-                {"role": "assistant", "content": text or None, "tool_calls": calls},
+                {
+                    "role": "assistant",
+                    "content": text or None,
+                    "tool_calls": calls,
+                    **turn.usage_note(),
+                },
             )
             turn.text.clear()
             turn.open_calls = {c["id"]: c["function"]["name"] for c in calls}

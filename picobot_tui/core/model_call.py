@@ -112,6 +112,7 @@ async def call_model(
             turn.secret_calls.add(call["id"])
         calls.append(call)
     _account(request, state, turn, usage)
+    turn.last_call = turn.calls[-1] if usage is not None else None
     cached = usage is not None and usage.rewrite_cost is not None and bool(request.cache_at)
     yield UsageUpdated(
         prompt_tokens=state.last_prompt_tokens,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -93,6 +93,16 @@ class TurnState:
     llm_calls: int = 0
     secret_calls: set[str] = field(default_factory=set)  # ids refused: args carry a secret
     calls: list[CallTrace] = field(default_factory=list)  # each model call's tokens and cost
+    last_call: CallTrace | None = None  # the step's call just made, when it reported usage
+
+    def usage_note(self) -> dict[str, Any]:
+        """`{"usage": {...}}` of the call whose answer is being recorded (for the session
+        file: `sessions show` prints it; never sent), or {} when it reported none."""
+        if self.last_call is None:
+            return {}
+        call, self.last_call = self.last_call, None
+        return {"usage": {k: v for k, v in asdict(call).items() if k != "kind"}}
+
     started: str = field(default_factory=lambda: now_iso())
     t0: float = field(default_factory=time.monotonic)
 

@@ -135,6 +135,12 @@ def test_markers_prefix_usage_and_cost_over_three_turns(
 
     # A resumed session's first call reads what the previous process wrote.
     session = next(e["session"] for e in events if e["type"] == "turn_finished")
+    # `sessions show` carries each call's figures under its answer.
+    shown = run_cli(home, "sessions", "show", session)
+    assert shown.returncode == 0, shown.stderr
+    for usage in usages:
+        assert f"{usage['cache_read_input_tokens']:,} read from cache, " in shown.stdout
+        assert f"{usage['cache_creation_input_tokens']:,} written)" in shown.stdout
     anthropic.clear()
     anthropic.script([text_reply("Welcome back.")])
     res = run_cli(home, "agent", "-m", "one more", "-s", session)
