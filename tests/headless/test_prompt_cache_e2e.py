@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from picobot_tui.core.llm.litellm_compat import PROXY_COST_HEADER
 from tests.headless.conftest import run_cli
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.cache_checks import (
@@ -21,7 +23,7 @@ from tests.support.cache_checks import (
     table_price,
     unmarked,
 )
-from tests.support.openai_server import text_reply, tool_call_reply
+from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.e2e
 
@@ -230,3 +232,42 @@ def _all_markers(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [m for v in value for m in _all_markers(v)]
     return []
+
+
+def test_openai_cached_tokens_are_read_priced_and_a_proxy_cost_wins(
+    picobot_home: Path, llm_server: OpenAITestServer
+) -> None:
+    """OpenAI caches by itself and counts the cached part inside prompt_tokens: no markers
+    are sent, the cached part is priced at its rate, and the hit rate is read / prompt
+    (not 100 %). A LiteLLM Proxy's x-litellm-response-cost is taken as it is."""
+    import litellm
+
+    config = {
+        "agents": {"defaults": {"model": "openai/gpt-4o-mini", "retryBackoff": 0.05}},
+        "providers": {"openai": {"apiKey": "sk-test-openai", "apiBase": llm_server.url}},
+    }
+    (picobot_home / "config.json").write_text(json.dumps(config))
+    cached = replace(text_reply("one"), usage=(3000, 40), cached=2048)
+    proxied = replace(
+        text_reply("two"), usage=(3100, 40), cached=2944, headers=((PROXY_COST_HEADER, "0.5"),)
+    )
+    llm_server.script([cached, proxied])
+    events = _json_run(picobot_home, "hi", "again")
+    assert all(marker_count(r.body) == 0 for r in llm_server.completions)
+    first, second = [e for e in events if e["type"] == "usage"]
+    info = litellm.model_cost["gpt-4o-mini"]
+    expected = (
+        (3000 - 2048) * info["input_cost_per_token"]
+        + 2048 * info["cache_read_input_token_cost"]
+        + 40 * info["output_cost_per_token"]
+    )
+    assert first["cost"] == pytest.approx(expected, rel=0.01)
+    assert (first["prompt_tokens"], first["cache_read_tokens"]) == (3000, 2048)
+    assert first["hit_rate"] == pytest.approx(2048 / 3000)
+    assert first["session_saved"] == pytest.approx(
+        2048 * (info["input_cost_per_token"] - info["cache_read_input_token_cost"]), rel=0.01
+    )
+    assert first["cache_ttl_s"] == 0  # no marker: picobot knows no TTL to count down
+    assert second["cost"] == 0.5
+    assert second["session_cost"] == pytest.approx(expected + 0.5)
+    assert second["session_hit_rate"] == pytest.approx((2048 + 2944) / 6100)
