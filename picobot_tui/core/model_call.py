@@ -113,7 +113,7 @@ async def call_model(
         calls.append(call)
     _account(request, state, turn, usage)
     turn.last_call = turn.calls[-1] if usage is not None else None
-    cached = usage is not None and usage.rewrite_cost is not None and bool(request.cache_at)
+    cached = usage is not None and usage.cache_marked
     yield UsageUpdated(
         prompt_tokens=state.last_prompt_tokens,
         completion_tokens=state.last_completion_tokens,
@@ -127,7 +127,7 @@ async def call_model(
         session_hit_rate=_rate(state.cache_read, state.prompt_seen),
         session_saved=state.saved,
         cache_ttl_s=cache_ttl_s if cached else 0.0,
-        rewrite_cost=usage.rewrite_cost if cached and usage else None,
+        rewrite_cost=usage.rewrite_cost if usage else None,
     )
 
 
@@ -166,8 +166,8 @@ def _account(
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         # The reported figure covers the system prompt and tool schemas too; the
         # estimator holds the history's share so `estimate(history, fixed)` adds it back.
-        # The history as held (the request's messages without the time line it adds,
-        # core/time_line.py), so the same history estimates to the reported figure.
+        # The history as held (the request's messages without the system prompt), so the
+        # same history estimates to the reported figure.
         state.estimator.calibrate(state.history, prompt, state.fixed_tokens)
         _count_cache(state, turn, usage, "step")
         if usage.cost is not None:

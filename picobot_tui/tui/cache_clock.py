@@ -26,7 +26,8 @@ class CacheClock:
             self.rewrite_cost = event.rewrite_cost
 
     def reset(self) -> None:
-        self.__init__()  # type: ignore[misc]
+        """A new session: nothing is cached for it yet."""
+        self.warm_until = self.rewrite_cost = self.saved = None
 
     def cell(self, now: float) -> tuple[str, str]:
         parts: list[str] = []

@@ -26,7 +26,14 @@ async def test_the_status_counts_the_cache_down_and_says_what_a_rewrite_costs(
     tmp_path: Path,
 ) -> None:
     usage = UsageChunk(
-        5000, 20, cost=0.01, cache_read=4000, cache_write_5m=800, saved=0.009, rewrite_cost=0.0144
+        5000,
+        20,
+        cost=0.01,
+        cache_read=4000,
+        cache_write_5m=800,
+        saved=0.009,
+        rewrite_cost=0.0144,
+        cache_marked=True,
     )
     model = ScriptedModel([[*text("hi")[:-1], usage]])
     clock = Clock()

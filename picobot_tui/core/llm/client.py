@@ -463,6 +463,7 @@ class LiteLLMClient:
             reasoning=tokens.reasoning,
             saved=saved,
             rewrite_cost=rewrite,
+            cache_marked=marked,
         )
 
     def context_window(self, model: str) -> int | None:

@@ -42,6 +42,9 @@ class UsageChunk:
     reasoning: int = 0
     saved: float | None = None
     rewrite_cost: float | None = None
+    cache_marked: bool = False
+    """The request carried cache markers the provider honours: its prefix is now cached
+    for `cache.ttl` from this call."""
 
     @property
     def cache_write(self) -> int:
