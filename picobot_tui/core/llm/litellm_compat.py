@@ -24,9 +24,11 @@ def proxy_cost(chunk: Any) -> float | None:
         return None
     # LiteLLM prefixes the provider's headers with `llm_provider-`.
     raw = headers.get(f"llm_provider-{PROXY_COST_HEADER}", headers.get(PROXY_COST_HEADER))
+    if not isinstance(raw, str | int | float):
+        return None
     try:
         cost = float(raw)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
     return cost if 0 <= cost < float("inf") else None
 
