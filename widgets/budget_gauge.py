@@ -45,6 +45,8 @@ class BudgetGauge(Widget):
     completion_tokens: reactive[int | None] = reactive(None)
     session_cost: reactive[float | None] = reactive(None)
     cost_known: reactive[bool] = reactive(False)
+    cache_line: reactive[str] = reactive("")
+    """`cache 10k read · 1.2k written · 82 % (session 76 %)`; "" while nothing was cached."""
     compression: reactive[str] = reactive("")
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -54,10 +56,27 @@ class BudgetGauge(Widget):
     def set_budget(self, estimated: int, budget: int, threshold: int) -> None:
         self.estimated, self.budget, self.threshold = estimated, budget, threshold
 
-    def usage(self, prompt: int, completion: int, session_cost: float | None) -> None:
+    def usage(
+        self,
+        prompt: int,
+        completion: int,
+        session_cost: float | None,
+        *,
+        cache_read: int = 0,
+        cache_write: int = 0,
+        hit_rate: float | None = None,
+        session_hit_rate: float | None = None,
+    ) -> None:
         self.prompt_tokens, self.completion_tokens = prompt, completion
         self.session_cost = session_cost
         self.cost_known = True
+        if cache_read or cache_write or session_hit_rate:
+            rates = f"{hit_rate or 0:.0%}"
+            if session_hit_rate is not None:
+                rates += f" (session {session_hit_rate:.0%})"
+            self.cache_line = (
+                f"{human_tokens(cache_read)} read · {human_tokens(cache_write)} written · {rates}"
+            )
 
     def compressed(self, dropped: int, before: int, after: int) -> None:
         self.compression = (
@@ -72,6 +91,7 @@ class BudgetGauge(Widget):
         self.session_cost = None
         self.cost_known = False
         self.compression = ""
+        self.cache_line = ""
 
     def summary(self) -> str:
         """One line for narrow layouts (status bar)."""
@@ -121,6 +141,8 @@ class BudgetGauge(Widget):
             )
         else:
             lines.append(Content.assemble(("last call ", "$text-muted"), "–"))
+        if self.cache_line:
+            lines.append(Content.assemble(("cache ", "$text-muted"), self.cache_line))
         cost = format_cost(self.session_cost) if self.cost_known else "–"
         lines.append(Content.assemble(("cost ", "$text-muted"), (cost, "bold")))
         if self.compression:

@@ -27,8 +27,8 @@ MCP_STYLES = {
 
 
 class StatusBar(Widget):
-    """Set `model`, `session`, `state`, `budget_summary`, `mcp` (with `mcp_state`) and
-    `exec_note`; it redraws."""
+    """Set `model`, `session`, `state`, `budget_summary`, `mcp` (with `mcp_state`), `cache`
+    (with `cache_state`) and `exec_note`; it redraws."""
 
     model: reactive[str] = reactive("")
     session: reactive[str] = reactive("")
@@ -40,6 +40,11 @@ class StatusBar(Widget):
     """A warning about exec's sandbox ("exec unsandboxed"); empty when it is sandboxed."""
     mcp: reactive[str] = reactive("")
     """`mcp 2/3`: connected of configured MCP servers ("" with none configured: no cell)."""
+    cache: reactive[str] = reactive("")
+    """The prompt cache's cell (`cache 3:41 · saved $0.0123`, tui/cache_clock.py); "" for
+    none."""
+    cache_state: reactive[str] = reactive("")
+    """"warm" or "cold" (the next call writes the prefix again)."""
     mcp_state: reactive[str] = reactive("connecting")
     """"connecting", "connected" (all settled, none failed), "failed" (any failed) or "off"
     (none started: an untrusted workspace)."""
@@ -66,6 +71,9 @@ class StatusBar(Widget):
             failed = self.mcp_state == "failed"
             cell = f"{self.mcp} ✗" if failed else self.mcp
             parts += ["  ", (cell, MCP_STYLES.get(self.mcp_state, ""))]
+        if self.cache:
+            style = "bold $text-warning" if self.cache_state == "cold" else "$text-muted"
+            parts += ["  ", (self.cache, style)]
         if self.exec_note:
             parts += ["  ", (f"⚠ {self.exec_note}", "bold $text-warning")]
         return Content.assemble(*parts)

@@ -85,12 +85,26 @@ class ToolCallFinished:
 
 @dataclass(frozen=True)
 class UsageUpdated:
+    """One model call's tokens and cost, and the session's. `prompt_tokens` is the whole
+    prompt, cached parts included; `cache_read_tokens` / `cache_write_tokens` are parts of
+    it, and the hit rates read / prompt (this call, this session). `session_saved` is what
+    the cache saved this session in USD against the same calls uncached; `cache_ttl_s` how
+    long the prefix this call left in a marked cache stays warm (0: none), and
+    `rewrite_cost` what writing it again costs once it went cold (None: unknown)."""
+
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
     cost: float | None
     session_cost: float | None
     estimated: bool = False
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    hit_rate: float | None = None
+    session_hit_rate: float | None = None
+    session_saved: float | None = None
+    cache_ttl_s: float = 0.0
+    rewrite_cost: float | None = None
     type: Literal["usage"] = "usage"
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from picobot_tui.core.time_line import as_sent
+
 PROVIDER_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 INTERRUPTED_RESULT = "Error: no result was recorded (picobot stopped before the tool finished)."
 
@@ -28,7 +30,9 @@ _ROLE_ONLY = {"tool_calls": "assistant", "tool_call_id": "tool"}
 def to_provider(message: Message) -> Message:
     """Only the keys a provider understands (drops ts, status, interrupted, ...), and
     `tool_calls` / `tool_call_id` only on the role they belong to (a hand-edited user
-    message carrying `tool_calls` would be rejected by the provider on every resume)."""
+    message carrying `tool_calls` would be rejected by the provider on every resume); a
+    user message's stored time line back in its text, as it was sent (core/time_line.py)."""
+    message = as_sent(message)
     role = message.get("role")
     return {
         k: v for k, v in message.items() if k in PROVIDER_KEYS and _ROLE_ONLY.get(k, role) == role

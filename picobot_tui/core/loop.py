@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from picobot_tui.core import budget as budget_mod
-from picobot_tui.core import compaction
+from picobot_tui.core import cache_plan, compaction
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.context import ContextBuilder
 from picobot_tui.core.events import (
@@ -32,13 +32,13 @@ from picobot_tui.core.events import (
     TurnFinished,
     TurnStarted,
 )
-from picobot_tui.core.history import PROVIDER_KEYS, heal_orphans
+from picobot_tui.core.history import heal_orphans, to_provider
 from picobot_tui.core.llm.model import LLMError, ModelClient, ModelRequest
 from picobot_tui.core.model_call import call_model, summarise
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import Session, SessionError, SessionStore, clean_strings
 from picobot_tui.core.settings import CoreSettings
-from picobot_tui.core.time_line import time_line, with_time_line
+from picobot_tui.core.time_line import TIME_KEY, time_line, without_time_line
 from picobot_tui.core.tool_step import run_tool
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
@@ -94,6 +94,9 @@ class AgentLoop:
             scrub=self.scrub,
         )
         self._states: dict[str, SessionState] = {}
+        self.single_turn = False
+        """The front end runs one turn and exits (`-m`): a call after which no other can
+        come gets no cache markers (core/cache_plan.py)."""
         self.before_turn: Callable[[], Awaitable[str | None]] | None = None
         """Awaited after the user's message is stored, before the first model call: the MCP
         servers' bounded wait (run/runtime.py). Returns a notice to show, or None."""
@@ -108,11 +111,14 @@ class AgentLoop:
         state = self._states.get(session.key)
         if state is None:
             repaired = heal_orphans(session)
-            # The context the last compaction left (its summary included), then the bound.
-            history = budget_mod.bound_history(
-                compaction.stored_context(repaired), self.defaults.max_history_messages
+            # The context the last compaction left (its summary included), then the bound
+            # (in steps, as the live process moved it: the same prefix, core/budget.py).
+            limit = self.defaults.max_history_messages
+            window = budget_mod.bound_window(
+                compaction.stored_context(repaired), limit, step=budget_mod.window_step(limit)
             )
-            state = SessionState(history=history, estimator=self._estimator)
+            state = SessionState(history=window.messages, estimator=self._estimator)
+            state.skipped = window.skipped
             state.call_ids = {
                 c.get("id", "") for m in session.messages for c in m.get("tool_calls") or ()
             }
@@ -203,6 +209,7 @@ class AgentLoop:
         record = clean_strings(self.scrub.scrub_obj(record))  # a summary may echo a secret
         session.append(record)  # SessionError: run_turn reports it, the next turn reloads
         state.history = [*cut.head, {"role": "system", "content": record["content"]}, *cut.tail]
+        state.skipped = 0  # the window counts from the new summary, as a resume does
         after = state.estimator.estimate(state.history, fixed)
         removed = max(cut.removed, len(cut.dropped))
         yield HistoryCompressed(
@@ -228,7 +235,7 @@ class AgentLoop:
         compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
         users = [m for m in state.history if m.get("role") == "user"]
         content = users[-1].get("content") if users else ""
-        text = content if isinstance(content, str) else json.dumps(content)
+        text = without_time_line(content if isinstance(content, str) else json.dumps(content))
         size = state.estimator.estimate(users[-1:])
         base = state.estimator.scale(fixed)
         if base + size >= compress_at:
@@ -259,6 +266,18 @@ class AgentLoop:
             return
         yield self._budget_event(state.estimator.estimate(state.history, fixed))
 
+    def _cache_at(
+        self, state: SessionState, messages: list[dict[str, Any]], tools: bool, iteration: int
+    ) -> tuple[int, ...]:
+        """The call's cache breakpoints: none when caching is off, or when nothing can send
+        this prompt again (a one-shot run's turn that can make no further call)."""
+        more_calls = tools and iteration < self.defaults.max_tool_iterations
+        marks: tuple[int, ...] = ()
+        if self.settings.cache.enabled and (more_calls or not self.single_turn):
+            marks = cache_plan.breakpoints(messages, state.last_sent)
+        state.last_sent = messages
+        return marks
+
     # -- the turn ----------------------------------------------------------------------
     def _record(
         self, session: Session, state: SessionState, message: dict[str, Any], *, send: bool = True
@@ -269,7 +288,7 @@ class AgentLoop:
         message = clean_strings(message)
         session.append(message)  # SessionError when the disk refuses: run_turn reports it
         if send:  # `send=False`: for the file only (a marker the provider must not see)
-            state.history.append({k: v for k, v in message.items() if k in PROVIDER_KEYS})
+            state.history.append(to_provider(message))
 
     async def run_turn(self, session: Session, text: str) -> AsyncGenerator[Event, None]:
         """Process one user message; yields events until TurnFinished."""
@@ -291,7 +310,10 @@ class AgentLoop:
         error: str | None = None
         yield TurnStarted(session=session.key, turn=state.turns, model=self.model_name)
         try:
-            self._record(session, state, {"role": "user", "content": text})
+            # The time goes with the message, recorded beside the user's words: re-sent the
+            # same in every later call (core/time_line.py), so the cached prefix holds.
+            line = time_line(self.context.now())
+            self._record(session, state, {"role": "user", "content": text, TIME_KEY: line})
             if self.before_turn is not None:
                 note = await self.before_turn()
                 if note:
@@ -394,14 +416,19 @@ class AgentLoop:
         for notice in self.context.notices(session.key):  # files left out of the prompt
             yield notice
         fixed = state.fixed_tokens = self._fixed_tokens(system)
-        now = time_line(self.context.now())  # once a turn: its calls share their prefix
         compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
         last_call: str | None = None
         iteration = 0
         while True:
             # maxHistoryMessages bounds what is sent in every process, not only on resume.
             if len(state.history) > d.max_history_messages:
-                state.history = budget_mod.bound_history(state.history, d.max_history_messages)
+                window = budget_mod.bound_window(
+                    state.history,
+                    d.max_history_messages,
+                    step=budget_mod.window_step(d.max_history_messages),
+                    skipped=state.skipped,
+                )
+                state.history, state.skipped = window.messages, window.skipped
             estimate = state.estimator.estimate(state.history, fixed)
             if estimate >= compress_at:
                 async for event in self._compact(session, state, turn, fixed):
@@ -423,15 +450,15 @@ class AgentLoop:
                 return
             iteration += 1
 
+            messages = [{"role": "system", "content": system}, *state.history]
+            tools = self._tool_schemas()
             request = ModelRequest(
                 model=self.model_name,
-                messages=[
-                    {"role": "system", "content": system},
-                    *with_time_line(state.history, now),
-                ],
-                tools=self._tool_schemas(),
+                messages=messages,
+                tools=tools,
                 max_tokens=d.max_tokens,
                 temperature=d.temperature,
+                cache_at=self._cache_at(state, messages, bool(tools), iteration),
             )
             calls: list[dict[str, Any]] = []
             failure: LLMError | None = None
@@ -444,6 +471,7 @@ class AgentLoop:
                 defaults=self.defaults,
                 scrub=self.scrub,
                 sleep=self.sleep,
+                cache_ttl_s=cache_plan.TTL_SECONDS[self.settings.cache.ttl],
             )
             async for event in steps:
                 if isinstance(event, ErrorEvent):
@@ -468,7 +496,8 @@ class AgentLoop:
 
             text = "".join(turn.text)
             if not calls:
-                self._record(session, state, {"role": "assistant", "content": text})
+                answer = {"role": "assistant", "content": text, **turn.usage_note()}
+                self._record(session, state, answer)
                 turn.text.clear()
                 yield TurnFinished("final", text, session.key)
                 return
@@ -476,7 +505,12 @@ class AgentLoop:
             self._record(
                 session,
                 state,
-                {"role": "assistant", "content": text or None, "tool_calls": calls},
+                {
+                    "role": "assistant",
+                    "content": text or None,
+                    "tool_calls": calls,
+                    **turn.usage_note(),
+                },
             )
             turn.text.clear()
             turn.open_calls = {c["id"]: c["function"]["name"] for c in calls}

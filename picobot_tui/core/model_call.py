@@ -32,6 +32,7 @@ from picobot_tui.core.retries import CountResent, after_failure
 from picobot_tui.core.secret_guard import DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import AgentDefaults
+from picobot_tui.core.tracing import CallTrace
 from picobot_tui.core.turn_state import SessionState, TurnState, fresh_id
 
 # The loop's logger: these lines belong to the turn's log.
@@ -48,9 +49,11 @@ async def call_model(
     defaults: AgentDefaults,
     scrub: Scrubber,
     sleep: Callable[[float], Awaitable[None]],
+    cache_ttl_s: float = 0.0,
 ) -> AsyncIterator[Event]:
     """One model call with retries. Fills `turn.text` and `calls`; yields an ErrorEvent
-    (and nothing after it) when the call finally fails."""
+    (and nothing after it) when the call finally fails. `cache_ttl_s`: how long a prefix
+    this call marked for the provider's cache stays warm (0 when it marked none)."""
     failures = 0  # attempts of this call that failed
     resent = 0  # requests the client sent again on its own
     while True:
@@ -109,6 +112,8 @@ async def call_model(
             turn.secret_calls.add(call["id"])
         calls.append(call)
     _account(request, state, turn, usage)
+    turn.last_call = turn.calls[-1] if usage is not None else None
+    cached = usage is not None and usage.cache_marked
     yield UsageUpdated(
         prompt_tokens=state.last_prompt_tokens,
         completion_tokens=state.last_completion_tokens,
@@ -116,6 +121,38 @@ async def call_model(
         cost=usage.cost if usage else None,
         session_cost=state.cost,
         estimated=usage is None,
+        cache_read_tokens=usage.cache_read if usage else 0,
+        cache_write_tokens=usage.cache_write if usage else 0,
+        hit_rate=_rate(usage.cache_read, usage.prompt_tokens) if usage else None,
+        session_hit_rate=_rate(state.cache_read, state.prompt_seen),
+        session_saved=state.saved,
+        cache_ttl_s=cache_ttl_s if cached else 0.0,
+        rewrite_cost=usage.rewrite_cost if usage else None,
+    )
+
+
+def _rate(read: int, prompt: int) -> float | None:
+    return read / prompt if prompt else None
+
+
+def _count_cache(state: SessionState, turn: TurnState, usage: UsageChunk, kind: str) -> None:
+    """The call's cache figures into the session's sums and the turn's trace."""
+    state.prompt_seen += usage.prompt_tokens
+    state.cache_read += usage.cache_read
+    state.cache_write += usage.cache_write
+    if usage.saved is not None:
+        state.saved = (state.saved or 0.0) + usage.saved
+    turn.calls.append(
+        CallTrace(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cache_read_tokens=usage.cache_read,
+            cache_write_tokens=usage.cache_write,
+            cache_write_1h_tokens=usage.cache_write_1h,
+            reasoning_tokens=usage.reasoning,
+            cost=usage.cost,
+            kind=kind,
+        )
     )
 
 
@@ -129,9 +166,10 @@ def _account(
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         # The reported figure covers the system prompt and tool schemas too; the
         # estimator holds the history's share so `estimate(history, fixed)` adds it back.
-        # The history as held (the request's messages without the time line it adds,
-        # core/time_line.py), so the same history estimates to the reported figure.
+        # The history as held (the request's messages without the system prompt), so the
+        # same history estimates to the reported figure.
         state.estimator.calibrate(state.history, prompt, state.fixed_tokens)
+        _count_cache(state, turn, usage, "step")
         if usage.cost is not None:
             turn.cost = (turn.cost or 0.0) + usage.cost
             state.cost = (state.cost or 0.0) + usage.cost
@@ -171,6 +209,7 @@ async def summarise(
         turn.retries += counted.resent
     if usage is not None:
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        _count_cache(state, turn, usage, "summary")
         if usage.cost is not None:
             turn.cost = (turn.cost or 0.0) + usage.cost
             state.cost = (state.cost or 0.0) + usage.cost

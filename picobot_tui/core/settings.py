@@ -175,15 +175,33 @@ class DemoConfig(Section):
     test suite runs the demo so: at 50, a test spent 2-9 s watching it type)."""
 
 
+class CacheConfig(Section):
+    """The `cache` group: prompt caching. Anthropic's models (also on Bedrock and Vertex)
+    cache only where picobot marks the prompt: it marks the system prompt with the tools,
+    the end of the kept head after a compaction, and the newest message of each call, and
+    never a call whose prompt is not sent again (a compaction's summary, a one-shot `-m`
+    without tools). OpenAI, DeepSeek and Gemini cache by themselves; picobot reads and
+    prices their cached tokens either way."""
+
+    enabled: bool = True
+    """Mark prompts for the provider's cache (off: no markers; cached tokens a provider
+    reports by itself are still read and priced)."""
+    ttl: Literal["5m", "1h"] = "5m"
+    """How long a marked prefix stays cached after its last use: `5m` (writes cost 1.25x
+    the input price) or `1h` (2x; worth it when you pause longer than five minutes).
+    Reads cost 0.1x either way."""
+
+
 class CoreSettings(Section):
-    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, `demo`, and
-    the derived paths."""
+    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, `demo`,
+    `cache`, and the derived paths."""
 
     agents: AgentsConfig = AgentsConfig()
     providers: ProvidersConfig = ProvidersConfig()
     tools: ToolsConfig = ToolsConfig()
     checkpoints: CheckpointsConfig = CheckpointsConfig()
     demo: DemoConfig = DemoConfig()
+    cache: CacheConfig = CacheConfig()
 
     # -- derived paths -------------------------------------------------------------------
     @property

@@ -9,7 +9,7 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from picobot_tui.core.private_files import ensure_private_dir, open_private, write_all
@@ -29,6 +29,21 @@ class ToolTrace:
 
 
 @dataclass
+class CallTrace:
+    """One model call that reported usage: its prompt (cached parts included), the parts
+    read from and written to the provider's cache, its output, and its cost."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost: float | None = None
+    kind: str = "step"  # "step" (the turn's own calls) or "summary" (a compaction's)
+
+
+@dataclass
 class TurnTrace:
     session: str
     turn: int
@@ -45,6 +60,9 @@ class TurnTrace:
     outcome: str  # one of OUTCOMES
     error: str | None = None
     llm_calls: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    calls: list[CallTrace] = field(default_factory=list)
 
 
 class Tracer:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from picobot_tui.core.budget import TokenEstimator
-from picobot_tui.core.tracing import ToolTrace, TurnTrace
+from picobot_tui.core.tracing import CallTrace, ToolTrace, TurnTrace
 
 STUCK_MESSAGE = (
     "You appear stuck — you just called the same tool with the same arguments. "
@@ -36,6 +36,12 @@ class SessionState:
     last_completion_tokens: int = 0
     fixed_tokens: int = 0  # estimate of the system prompt + tool schemas of the last call
     call_ids: set[str] = field(default_factory=set)  # every tool-call id used in the session
+    skipped: int = 0  # messages the history window left out after its head (core/budget.py)
+    prompt_seen: int = 0  # prompt tokens the provider reported this session, cached included
+    cache_read: int = 0
+    cache_write: int = 0
+    saved: float | None = None  # USD the cache saved this session (None: price unknown)
+    last_sent: list[dict[str, Any]] = field(default_factory=list)  # the last call's messages
 
 
 @dataclass
@@ -86,6 +92,17 @@ class TurnState:
     retries: int = 0
     llm_calls: int = 0
     secret_calls: set[str] = field(default_factory=set)  # ids refused: args carry a secret
+    calls: list[CallTrace] = field(default_factory=list)  # each model call's tokens and cost
+    last_call: CallTrace | None = None  # the step's call just made, when it reported usage
+
+    def usage_note(self) -> dict[str, Any]:
+        """`{"usage": {...}}` of the call whose answer is being recorded (for the session
+        file: `sessions show` prints it; never sent), or {} when it reported none."""
+        if self.last_call is None:
+            return {}
+        call, self.last_call = self.last_call, None
+        return {"usage": {k: v for k, v in asdict(call).items() if k != "kind"}}
+
     started: str = field(default_factory=lambda: now_iso())
     t0: float = field(default_factory=time.monotonic)
 
@@ -109,6 +126,9 @@ class TurnState:
             outcome=outcome,
             error=error,
             llm_calls=self.llm_calls,
+            cache_read_tokens=sum(c.cache_read_tokens for c in self.calls),
+            cache_write_tokens=sum(c.cache_write_tokens for c in self.calls),
+            calls=list(self.calls),
         )
 
 

@@ -275,6 +275,7 @@ async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
     confirm = tty_confirm(flags, sys.stderr, lambda: loaded[0] if loaded else None)
     with open_run(opts, confirm=confirm) as run:
         loaded.append(run.settings)
+        run.runtime.loop.single_turn = True  # no turn follows: core/cache_plan.py
         print_warnings(run.warnings, sys.stderr)
         outcome = "error"
 

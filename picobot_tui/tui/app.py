@@ -178,6 +178,7 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
             self.status,
             lifecycle=self.lifecycle,
             ring=self.ring,
+            clock=self.clock,
         )
         self.theme_changed_signal.subscribe(self, lambda _theme: side_panes.rich_theme(self))
         if not self.is_headless:
@@ -281,6 +282,7 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
         self.set_interval(1.0, self._idle_gc_tick)
 
     def _idle_gc_tick(self) -> None:
+        self.router.cache_tick(self.clock())  # the cache cell's countdown, once a second
         self.idle_gc.tick(
             now=time.monotonic(), last_input=self.typing.last_key_time, busy=self.lifecycle.running
         )

@@ -7,6 +7,7 @@ sessions), so it is the one module that writes to the panes. It has no Textual i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, cast
@@ -29,6 +30,7 @@ from picobot_tui.core.events import (
     UsageUpdated,
 )
 from picobot_tui.core.textsafe import safe_value
+from picobot_tui.tui.cache_clock import CacheClock
 from picobot_tui.tui.turn_lifecycle import Phase, TurnLifecycle
 from picobot_tui.tui.view_events import (
     VIEW_EVENTS,
@@ -85,6 +87,7 @@ class EventRouter:
         *,
         lifecycle: TurnLifecycle | None = None,
         ring: Callable[[], None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.conversation = conversation
         self.timeline = timeline
@@ -93,6 +96,12 @@ class EventRouter:
         self.ring = ring
         self.lifecycle = lifecycle or TurnLifecycle()
         self.compressions = 0
+        self.clock = clock
+        self.cache_clock = CacheClock()
+
+    def cache_tick(self, now: float) -> None:
+        """The cache cell as of `now` (the app ticks it once a second)."""
+        self.status.cache, self.status.cache_state = self.cache_clock.cell(now)
 
     @property
     def state(self) -> Phase:
@@ -139,7 +148,17 @@ class EventRouter:
                 self.timeline.finish_call(event.id, event.status, event.duration_ms)
                 self.state = "thinking"
             case UsageUpdated():
-                self.gauge.usage(event.prompt_tokens, event.completion_tokens, event.session_cost)
+                self.gauge.usage(
+                    event.prompt_tokens,
+                    event.completion_tokens,
+                    event.session_cost,
+                    cache_read=event.cache_read_tokens,
+                    cache_write=event.cache_write_tokens,
+                    hit_rate=event.hit_rate,
+                    session_hit_rate=event.session_hit_rate,
+                )
+                self.cache_clock.usage(event, self.clock())
+                self.cache_tick(self.clock())
                 self._summary()
             case BudgetChanged():
                 self.gauge.set_budget(event.estimated_tokens, event.budget, event.threshold)
@@ -225,6 +244,8 @@ class EventRouter:
                 self.timeline.clear()
                 self.gauge.reset()
                 self.gauge.set_budget(0, event.token_budget, 0)
+                self.cache_clock.reset()
+                self.cache_tick(self.clock())
                 self._summary()
             case SessionLabelled():
                 self.status.session = event.label

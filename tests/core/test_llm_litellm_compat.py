@@ -1,17 +1,22 @@
 """LiteLLM's private names picobot reads (core/llm/litellm_compat.py) still exist.
 
-These run a real LiteLLM stream (its offline `mock_response`), not a mock of our code, so a
-LiteLLM release that drops `_hidden_params["response_cost"]` or the stream wrapper's
-`chunks` list fails here instead of silently losing costs or trusting made-up usage.
+These run a real LiteLLM stream (its offline `mock_response`, or the local test server),
+not a mock of our code, so a LiteLLM release that drops the response headers from
+`_hidden_params["additional_headers"]` or the stream wrapper's `chunks` list fails here
+instead of silently losing a proxy's costs or trusting made-up usage.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from picobot_tui.core.llm.client import load_litellm
-from picobot_tui.core.llm.litellm_compat import provider_sent_usage, response_cost
+from picobot_tui.core.llm.litellm_compat import PROXY_COST_HEADER, provider_sent_usage, proxy_cost
+from tests.support.openai_server import OpenAITestServer, text_reply
 
 
 def _stream() -> tuple[Any, list[Any]]:
@@ -30,13 +35,27 @@ def _stream() -> tuple[Any, list[Any]]:
     return asyncio.run(run())
 
 
-def test_usage_chunk_carries_litellm_cost() -> None:
-    _, chunks = _stream()
-    usage_chunks = [c for c in chunks if getattr(c, "usage", None)]
-    assert usage_chunks, "LiteLLM no longer streams a usage chunk"
-    assert isinstance(usage_chunks[-1]._hidden_params, dict)
-    cost = response_cost(usage_chunks[-1])
-    assert cost is not None and cost > 0, "LiteLLM no longer puts response_cost on the chunk"
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_a_proxy_cost_header_reaches_the_usage_chunk(stream: bool) -> None:
+    litellm = load_litellm()
+    reply = replace(text_reply("hi"), headers=((PROXY_COST_HEADER, "0.0123"),))
+
+    async def run() -> Any:
+        response = await litellm.acompletion(
+            model="openai/test-model",
+            api_base=server.url,
+            api_key="sk-test",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=stream,
+            **({"stream_options": {"include_usage": True}} if stream else {}),
+        )
+        if not stream:
+            return response
+        return [c async for c in response if getattr(c, "usage", None)][-1]
+
+    with OpenAITestServer([reply]) as server:
+        chunk = asyncio.run(run())
+    assert proxy_cost(chunk) == 0.0123, "LiteLLM no longer hands on the response headers"
 
 
 def test_stream_wrapper_keeps_raw_chunks() -> None:
@@ -47,5 +66,12 @@ def test_stream_wrapper_keeps_raw_chunks() -> None:
 
 
 def test_adapter_without_litellm_fields() -> None:
-    assert response_cost(object()) is None
+    assert proxy_cost(object()) is None
+    for bad in ("nan", "-1", "inf", "x", None):
+        assert proxy_cost(_Hidden({"llm_provider-" + PROXY_COST_HEADER: bad})) is None
     assert provider_sent_usage(object()) is True
+
+
+class _Hidden:
+    def __init__(self, headers: dict[str, Any]) -> None:
+        self._hidden_params = {"additional_headers": headers}

@@ -1,5 +1,6 @@
 """The system prompt holds the date, not the time, so providers' prompt caching holds; the
-time reaches the model in a context line on the latest user message as sent (issue 15)."""
+time reaches the model in a context line on each user message as sent (issue 15), made once
+and re-sent the same in every later call (issue 24), never in the user's stored words."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.context import ContextBuilder
-from picobot_tui.core.time_line import time_line, with_time_line, without_time_line
+from picobot_tui.core.history import to_provider
+from picobot_tui.core.time_line import TIME_KEY, as_sent, time_line, without_time_line
 from picobot_tui.run.runtime import build_runtime
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 
@@ -42,22 +44,19 @@ def test_two_system_prompts_a_minute_apart_are_byte_identical(tmp_path: Path) ->
     assert "2026-03-05 (Thursday)" in builder.build()
 
 
-def test_the_time_line_goes_on_the_last_user_message_only() -> None:
-    history = [
-        {"role": "user", "content": "first"},
-        {"role": "assistant", "content": "ok"},
-        {"role": "user", "content": "second"},
-        {"role": "assistant", "content": None, "tool_calls": []},
-        {"role": "tool", "tool_call_id": "c", "content": "result"},
-    ]
+def test_a_stored_time_line_is_folded_into_the_message_as_sent() -> None:
     line = time_line(T0)
     assert line == "[current time: 2026-03-04 10:00 UTC (Wednesday)]"
-    sent = with_time_line(history, line)
-    assert sent[2]["content"] == f"second\n\n{line}"
-    assert history[2]["content"] == "second"  # the history keeps the user's words
-    assert sent[:2] == history[:2] and sent[3:] == history[3:]
-    assert without_time_line(sent[2]["content"]) == "second"
+    stored = {"role": "user", "content": "second", TIME_KEY: line, "ts": "x"}
+    assert to_provider(stored) == {"role": "user", "content": f"second\n\n{line}"}
+    assert stored["content"] == "second"  # the file keeps the user's words
+    assert without_time_line(to_provider(stored)["content"]) == "second"
     assert without_time_line("no line [here]") == "no line [here]"
+    parts = {"role": "user", "content": [{"type": "text", "text": "hi"}], TIME_KEY: line}
+    assert as_sent(parts)["content"][-1] == {"type": "text", "text": line}
+    old = {"role": "user", "content": "from an older picobot"}  # no line: sent as it is
+    assert to_provider(old) == old
+    assert as_sent({"role": "assistant", "content": "a"}) == {"role": "assistant", "content": "a"}
 
 
 @pytest.fixture
@@ -103,9 +102,11 @@ async def test_the_time_reaches_the_model_and_the_prefix_stays(
     # Both calls of the first turn send the same message, with the turn's time.
     assert _user_contents(bodies[0]) == [f"what is in a.txt?\n\n{line0}"]
     assert _user_contents(bodies[1]) == [f"what is in a.txt?\n\n{line0}"]
-    # The next turn: the time is on its own message; the system prompt, a minute later,
-    # is the same bytes (the cached prefix holds).
-    assert _user_contents(bodies[2]) == ["what is in a.txt?", f"thanks\n\n{line1}"]
+    # The next turn re-sends the first message as it was sent, its time line included
+    # (dropping the line broke every prefix the turn before wrote), and its own message
+    # has its own time; the system prompt, a minute later, is the same bytes.
+    assert _user_contents(bodies[2]) == [f"what is in a.txt?\n\n{line0}", f"thanks\n\n{line1}"]
+    assert bodies[2]["messages"][: len(bodies[1]["messages"])] == bodies[1]["messages"]
     systems = [json.dumps(b["messages"][0]) for b in bodies]
     assert systems[0] == systems[1] == systems[2]
     assert "10:0" not in systems[0] and "2026-03-04" in systems[0]
@@ -113,3 +114,4 @@ async def test_the_time_reaches_the_model_and_the_prefix_stays(
     lines = [json.loads(line) for line in session.path.read_text().splitlines()]
     stored = [m["content"] for m in lines if m.get("role") == "user"]
     assert stored == ["what is in a.txt?", "thanks"]
+    assert [m[TIME_KEY] for m in lines if m.get("role") == "user"] == [line0, line1]

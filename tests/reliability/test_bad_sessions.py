@@ -212,7 +212,7 @@ def test_truncation_at_every_byte_resumes_with_a_valid_conversation(real_file, t
         assert outcomes == ["final", "final"]
         complete = prefix.count(b"\n")
         users = [m["content"] for m in whole[:complete] if m.get("role") == "user"]
-        sent_users = [m["content"] for m in sent if m["role"] == "user"]
+        sent_users = [m["content"] for m in as_stored(sent) if m["role"] == "user"]
         assert sent_users[: len(users)] == users, cut
 
 

@@ -187,8 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
             ],
         }
         if reply.usage is not None:
-            payload["usage"] = usage_dict(reply.usage)
-        self._send_json(200, payload)
+            payload["usage"] = usage_dict(reply.usage, reply.cached)
+        self._send_json(200, payload, dict(reply.headers))
 
     def _stream(self, reply: Reply, request: dict[str, Any]) -> None:
         if not self._wait(reply.first_byte_delay):
@@ -199,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
+        for name, value in reply.headers:
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
         frames = stream_frames(reply, str(request.get("model", "test-model")), include_usage)
@@ -226,12 +228,17 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, owner: OpenAITestServer, address: tuple[str, int]) -> None:
+    def __init__(
+        self,
+        owner: OpenAITestServer,
+        address: tuple[str, int],
+        handler: type[_Handler] = _Handler,
+    ) -> None:
         self.owner = owner
         self.stopping = threading.Event()
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
-        super().__init__(address, _Handler)
+        super().__init__(address, handler)
 
     def track(self, conn: socket.socket, alive: bool) -> None:
         with self._conns_lock:
@@ -254,6 +261,9 @@ class _Server(ThreadingHTTPServer):
 class OpenAITestServer:
     """Local OpenAI-compatible server; use as a context manager or start()/stop()."""
 
+    handler: type[_Handler] = _Handler
+    """The request handler (tests/support/anthropic_server.py speaks another wire format)."""
+
     def __init__(
         self, steps: Sequence[Step] = (), *, default: Step | None = None, port: int = 0
     ) -> None:
@@ -270,7 +280,7 @@ class OpenAITestServer:
     # -- lifecycle --------------------------------------------------------------------
     def start(self) -> OpenAITestServer:
         if self._server is None:
-            self._server = _Server(self, ("127.0.0.1", self._port))
+            self._server = _Server(self, ("127.0.0.1", self._port), self.handler)
             self._thread = threading.Thread(
                 target=self._server.serve_forever,
                 kwargs={"poll_interval": 0.05},

@@ -37,6 +37,10 @@ class Reply:
     stall_after: int | None = None
     """After this many SSE chunks, send only `: keep-alive` comments (every `delay` s, or
     0.1 s) until the client goes away: a provider that hangs but keeps the socket busy."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Extra response headers (e.g. a LiteLLM Proxy's `x-litellm-response-cost`)."""
+    cached: int | None = None
+    """`usage.prompt_tokens_details.cached_tokens` (OpenAI's automatic prompt cache)."""
 
 
 @dataclass(frozen=True)
@@ -358,8 +362,15 @@ def merge_message(deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
-def usage_dict(usage: tuple[int, int]) -> dict[str, int]:
-    return {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+def usage_dict(usage: tuple[int, int], cached: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "prompt_tokens": usage[0],
+        "completion_tokens": usage[1],
+        "total_tokens": sum(usage),
+    }
+    if cached is not None:  # OpenAI counts cached tokens inside prompt_tokens
+        out["prompt_tokens_details"] = {"cached_tokens": cached}
+    return out
 
 
 def stream_frames(reply: Reply, model: str, include_usage: bool) -> Iterator[Frame]:
@@ -382,4 +393,4 @@ def stream_frames(reply: Reply, model: str, include_usage: bool) -> Iterator[Fra
     if reply.deltas:
         yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]}
     if include_usage and reply.usage is not None:
-        yield {**base, "choices": [], "usage": usage_dict(reply.usage)}
+        yield {**base, "choices": [], "usage": usage_dict(reply.usage, reply.cached)}

@@ -27,9 +27,10 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from picobot_tui.core.llm.cache_markers import mark, needs_markers
 from picobot_tui.core.llm.demo import is_demo
 from picobot_tui.core.llm.errors import classify
-from picobot_tui.core.llm.litellm_compat import provider_sent_usage, response_cost
+from picobot_tui.core.llm.litellm_compat import provider_sent_usage, proxy_cost
 from picobot_tui.core.llm.model import (
     Chunk,
     LLMError,
@@ -39,6 +40,7 @@ from picobot_tui.core.llm.model import (
     ToolCallChunk,
     UsageChunk,
 )
+from picobot_tui.core.llm.usage import Rates, price, read_usage, rewrite_price, uncached_price
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.shapes.providers import (
@@ -286,6 +288,7 @@ class LiteLLMClient:
     def __init__(self, settings: CoreSettings) -> None:
         self.settings = settings
         self._windows: dict[str, int | None] = {}
+        self._rates: dict[str, Rates | None] = {}
 
     def warm(self, model: str | None = None) -> None:
         """Import LiteLLM and run one offline mock completion of `model`, so the first real
@@ -322,9 +325,13 @@ class LiteLLMClient:
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         route = self.route(request.model)
         scrub = self._scrubber(route)
+        messages = list(request.messages)
+        marked = self._marked(route)
+        if marked and request.cache_at:
+            messages = mark(messages, request.cache_at, self.settings.cache.ttl)
         kwargs: dict[str, Any] = {
             "model": route.model,
-            "messages": list(request.messages),
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": request.max_tokens,
@@ -417,22 +424,47 @@ class LiteLLMClient:
                 except Exception:  # closing a broken stream must not mask the real error
                     log.debug("closing the stream failed", exc_info=True)
         if usage_chunk is not None and provider_sent_usage(response):
-            yield self._usage(usage_chunk, route)
+            yield self._usage(usage_chunk, route, marked and bool(request.cache_at))
 
-    def _usage(self, chunk: Any, route: Route) -> UsageChunk:
-        usage = chunk.usage
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = response_cost(chunk)
-        if cost is None:
+    def _marked(self, route: Route) -> bool:
+        return self.settings.cache.enabled and needs_markers(route.model, route.provider)
+
+    def rates(self, model: str) -> Rates | None:
+        """The model's five rates from LiteLLM's price table (None for an unknown model)."""
+        if model not in self._rates:
             try:
-                parts = load_litellm().cost_per_token(
-                    model=route.model, prompt_tokens=prompt, completion_tokens=completion
-                )
-                cost = float(sum(parts))
-            except Exception:  # unknown model (ModelNotMappedError and friends): no cost
-                cost = None
-        return UsageChunk(prompt, completion, float(cost) if cost is not None else None)
+                info = load_litellm().get_model_info(model)
+            except Exception:  # unknown model (ModelNotMappedError and friends): no price
+                info = None
+            self._rates[model] = Rates.from_table(info) if info else None
+        return self._rates[model]
+
+    def _usage(self, chunk: Any, route: Route, marked: bool) -> UsageChunk:
+        """The call's tokens, split the same way for every provider, and its cost: a LiteLLM
+        Proxy's own figure when it sent one, else picobot's from the price table."""
+        tokens = read_usage(chunk.usage)
+        rates = self.rates(route.model)
+        cost = proxy_cost(chunk)
+        if cost is None and rates is not None:
+            cost = price(tokens, rates)
+        saved = rewrite = None
+        if rates is not None:
+            saved = uncached_price(tokens, rates) - price(tokens, rates)
+            if marked:  # what the prefix this call left in the cache costs to write again
+                prefix = tokens.cache_read + tokens.cache_write
+                rewrite = rewrite_price(prefix, self.settings.cache.ttl, rates)
+        return UsageChunk(
+            tokens.prompt,
+            tokens.output,
+            cost,
+            cache_read=tokens.cache_read,
+            cache_write_5m=tokens.cache_write_5m,
+            cache_write_1h=tokens.cache_write_1h,
+            reasoning=tokens.reasoning,
+            saved=saved,
+            rewrite_cost=rewrite,
+            cache_marked=marked,
+        )
 
     def context_window(self, model: str) -> int | None:
         """Config `contextWindow` first, else LiteLLM's model map (offline; may import

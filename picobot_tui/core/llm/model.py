@@ -27,9 +27,28 @@ class ToolCallChunk:
 
 @dataclass(frozen=True)
 class UsageChunk:
+    """What the provider reported for a call. `prompt_tokens` is the whole prompt (cached
+    parts included); the cache and reasoning fields split it and the output (core/llm/
+    usage.py). `saved` is what the cache saved against the same call uncached (negative
+    when it only wrote), `rewrite_cost` what this call's cached prefix costs to write
+    again once it expires; both None when the price is unknown."""
+
     prompt_tokens: int
     completion_tokens: int
     cost: float | None = None
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    reasoning: int = 0
+    saved: float | None = None
+    rewrite_cost: float | None = None
+    cache_marked: bool = False
+    """The request carried cache markers the provider honours: its prefix is now cached
+    for `cache.ttl` from this call."""
+
+    @property
+    def cache_write(self) -> int:
+        return self.cache_write_5m + self.cache_write_1h
 
 
 @dataclass(frozen=True)
@@ -72,6 +91,10 @@ class ModelRequest:
     tools: Sequence[dict[str, Any]]
     max_tokens: int
     temperature: float
+    cache_at: tuple[int, ...] = ()
+    """Indexes of the messages after which a cached prefix pays (core/cache_plan.py); a
+    client whose provider needs explicit markers puts them there, others ignore it.
+    Empty: this call's prefix is never sent again, so nothing is written for it."""
 
 
 class ModelClient(Protocol):

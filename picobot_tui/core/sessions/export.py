@@ -58,6 +58,22 @@ def _pretty_args(arguments: Any) -> str:
     return json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
 
 
+def usage_line(usage: dict[str, Any]) -> str:
+    """The model call's figures under its answer: tokens, the cached parts, cost."""
+
+    def n(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) else 0
+
+    cost = usage.get("cost")
+    priced = f" · ${cost:.4f}" if isinstance(cost, int | float) else ""
+    return (
+        f"*model call: {n('prompt_tokens'):,} tokens in ({n('cache_read_tokens'):,} read "
+        f"from cache, {n('cache_write_tokens'):,} written), "
+        f"{n('completion_tokens'):,} out{priced}*"
+    )
+
+
 def render_markdown(info: SessionInfo, messages: list[dict[str, Any]]) -> str:
     out = [
         f"# {info.title or 'Untitled session'}",
@@ -92,6 +108,8 @@ def render_markdown(info: SessionInfo, messages: list[dict[str, Any]]) -> str:
             tool_names[call_id] = name
             label = f"**Tool call** `{name}`" + (f" (`{call_id}`)" if call_id else "")
             out += [label, "", fence(_pretty_args(fn.get("arguments") or "{}"), "json"), ""]
+        if isinstance(m.get("usage"), dict):
+            out += [usage_line(m["usage"]), ""]
         if m.get("interrupted"):
             out += ["*(interrupted)*", ""]
     # Model and client text may hold terminal escape sequences: never print them raw.
