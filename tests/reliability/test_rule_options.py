@@ -26,6 +26,8 @@ RULES = [
     "exec(git log:*)",
     "exec(git diff:*)",
     "exec(git show:*)",
+    "exec(git rev-list:*)",
+    "exec(git blame:*)",
     "exec(git fetch:*)",
     "exec(git ls-remote:*)",
     "exec(git:*)",  # a broad rule written by hand: options before the subcommand still ask
@@ -83,6 +85,9 @@ ATTACKS: dict[str, tuple[str, str]] = {
     "d1": ("git diff --output=Makefile", "Makefile"),
     "d2": ("git diff --output w_d2.txt", "w_d2.txt"),
     "d4": ("git show --output=w_d4.txt", "w_d4.txt"),
+    # rev-list and blame take the diff options too (git 2.39 writes the file)
+    "d5": ("git rev-list HEAD --output=w_d5.txt", "w_d5.txt"),
+    "d6": ("git blame hello.txt --output=w_d6.txt", "w_d6.txt"),
     # last: git log --output plants core.fsmonitor in .git/config, which runs at the
     # user's next `git status`.
     "l1": (
@@ -105,7 +110,7 @@ WATCHED = (
     "Makefile",
     ".git/config",
     "keep/precious.txt",
-    *(f"w_{i}.txt" for i in ("d2", "d4", "p5", "i2", "s1")),
+    *(f"w_{i}.txt" for i in ("d2", "d4", "d5", "d6", "p5", "i2", "s1")),
 )
 
 
@@ -132,7 +137,7 @@ def _workspace(ws: Path) -> None:
     (ws / "Makefile").write_text("test:\n\t@echo make tests ok $(MSG)\nother:\n\t@touch PWNED_m6\n")
     for i in ("m3", "m4"):
         (ws / f"evil_{i}.mk").write_text(f"test:\n\t@touch PWNED_{i}\n")
-    for i in ("d2", "d4", "p5", "i2", "s1"):
+    for i in ("d2", "d4", "d5", "d6", "p5", "i2", "s1"):
         (ws / f"w_{i}.txt").write_text("the user's file\n")
     (ws / "sub").mkdir()
     (ws / "sub" / "Makefile").write_text("test:\n\t@touch ../PWNED_m5\n")
@@ -240,7 +245,7 @@ def test_an_option_that_runs_a_program_or_writes_a_file_is_asked_under_a_rule(tm
     assert not (ws / "PWNED_l1").exists()
 
 
-@pytest.mark.slow  # ~25 s: 33 real commands, six of them a Python start-up in the sandbox
+@pytest.mark.slow  # ~25 s: 36 real commands, six of them a Python start-up in the sandbox
 @NEEDS
 def test_every_attack_is_real(tmp_path) -> None:
     """The control of the test above: under --yes each call does what its comment says."""

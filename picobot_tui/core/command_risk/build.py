@@ -235,7 +235,11 @@ CARGO = Command(
         "test": CARGO_BUILD,
         "t": CARGO_BUILD,
         "bench": CARGO_BUILD,
-        "clippy": CARGO_BUILD,
+        # clippy --fix rewrites the sources it checks (as ruff check --fix).
+        "clippy": Command(
+            danger=CARGO_SHARED + (Opt(("--fix",), "writes", "rewrites the files it checks"),),
+            abbrev=False,
+        ),
         "fmt": CARGO_BUILD,
         "tree": CARGO_BUILD,
         "metadata": CARGO_BUILD,
@@ -277,6 +281,7 @@ GO_BUILD = (
             "-blockprofile",
             "-mutexprofile",
             "-trace",
+            "-gocoverdir",
         ),
         "writes",
         "writes to the file or folder it names",

@@ -103,8 +103,9 @@ SUBCOMMANDS: dict[str, Command] = {
         ),
         real=TEXT,
     ),
-    "blame": Command(danger=(DIFF[2],)),
-    "annotate": Command(danger=(DIFF[2],)),
+    # blame and annotate take the diff options too: --output writes (git 2.39, measured).
+    "blame": DIFF_CMD,
+    "annotate": DIFF_CMD,
     # --textconv / --filters: the textconv or smudge/clean filter programs of the config.
     "cat-file": Command(
         danger=(DIFF[2], Opt(("--filters",), "runs", "runs the config's filter programs"))
@@ -112,7 +113,7 @@ SUBCOMMANDS: dict[str, Command] = {
     "ls-files": Command(),
     "ls-tree": Command(),
     "rev-parse": Command(),
-    "rev-list": Command(),
+    "rev-list": DIFF_CMD,  # takes the diff options: --output writes (git 2.39, measured)
     "describe": Command(),
     "show-ref": Command(),
     "name-rev": Command(),

@@ -109,13 +109,18 @@ KUBECTL = Command(
             operands_why="cluster-info dump writes files",
             abbrev=False,
         ),
-        # config: reading only; set-*, use-context, delete-* write the kubeconfig.
+        # config: reading only; set-*, use-context, delete-* write the kubeconfig. view
+        # --raw / --flatten print its keys and tokens, which the model then reads.
         "config": Command(
             danger=KUBE_SHARED,
             abbrev=False,
             subcommands={
-                name: KUBE_CMD
-                for name in ("view", "get-contexts", "current-context", "get-clusters")
+                "view": Command(
+                    danger=KUBE_SHARED
+                    + (Opt(("--raw", "--flatten"), "sends", "shows the kubeconfig's secrets"),),
+                    abbrev=False,
+                ),
+                **{name: KUBE_CMD for name in ("get-contexts", "current-context", "get-clusters")},
             },
         ),
     },
@@ -170,8 +175,14 @@ READ_ONLY |= {
             Opt(("--hostname-bin",), "runs", "runs the program it names"),
         )
     ),
-    # tree -o writes its listing to the file it names.
-    "tree": Command(danger=(Opt(("-o",), "writes", "writes the listing to the file it names"),)),
+    # tree -o writes its listing to the file it names; -R runs tree again in every folder
+    # with `-o 00Tree.html`, writing a file in each.
+    "tree": Command(
+        danger=(
+            Opt(("-o",), "writes", "writes the listing to the file it names"),
+            Opt(("-R",), "writes", "writes a listing file into every folder"),
+        )
+    ),
     # file -C compiles a magic file (writes NAME.mgc); -m reads another magic file.
     "file": Command(
         danger=(
