@@ -1,6 +1,6 @@
 """Run every benchmark and print the table of figures.
 
-    python -m bench                 # all ten figures (8-10 minutes)
+    python -m bench                 # every figure (a full run's time: docs/performance.md)
     python -m bench --only 1,6,9    # some of them
     python -m bench --write-docs    # the last run's table into docs/performance.md
     python bench/run_all.py         # the same as python -m bench

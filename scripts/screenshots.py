@@ -1,4 +1,4 @@
-"""Regenerate the README screenshots of the real app: `python scripts/screenshots.py`.
+"""Regenerate the images of the real app in docs/img: `python scripts/screenshots.py`.
 
 Each scene (tests.tui.scenes) is played into a PicobotApp running on the scripted
 model with a fixed clock, exported as SVG, and converted to PNG with cairosvg (the SVG's
@@ -96,7 +96,7 @@ async def shoot(stem: str, scene: str, size: tuple[int, int], theme: str, out: P
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
     parser.add_argument("only", nargs="*", help="file stems to regenerate (default: all)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -33,3 +33,22 @@ def test_rows_are_merged_by_figure_and_the_prose_is_kept(tmp_path: Path) -> None
     assert "1.00×" in rows[0] and "2026-12-01" in rows[0]
     assert "500 ms" in rows[0] and "250 ms" in rows[0]
     assert "old" not in table
+
+
+def test_every_row_of_the_real_table_survives_a_partial_run(tmp_path: Path) -> None:
+    """docs/performance.md's table is one block `--write-docs` can parse: a run of one
+    figure replaces that row and keeps every other row (none dropped as unreadable)."""
+    real = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
+    text = real.read_text()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1
+    body = text.split(BEGIN)[1].split(END)[0]
+    before = [r for r in body.splitlines() if r.startswith("| ") and not r.startswith("| # ")]
+    assert len(before) >= 20, "the figures of issues 4 and 12-14 are in the table"
+    doc = tmp_path / "performance.md"
+    doc.write_text(text)
+    assert write_docs(_run(tmp_path / "one.json", "2027-01-01 00:00 UTC", "3"), doc) == 1
+    after = doc.read_text().split(BEGIN)[1].split(END)[0].splitlines()
+    rows = [r for r in after if r.startswith("| ") and not r.startswith("| # ")]
+    new_row = "| 3 | figure 3 | 500 ms | 250 ms | 1.00× | ≤ 2× | yes | 2027-01-01 (1.5/2.0/2.5) |"
+    assert len(rows) == len(before) and set(rows) - set(before) == {new_row}
+    assert [r[:6] for r in set(before) - set(rows)] == ["| 3 | "]

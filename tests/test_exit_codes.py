@@ -1,4 +1,4 @@
-"""The README's "Exit codes" line and `run/exit_codes` say the same thing, so a changed code
+"""The "Exit codes" line of docs/cli.md and `run/exit_codes` say the same thing, so a changed code
 can't silently break the documented contract scripts rely on."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 from picobot_tui.run import exit_codes
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CLI_DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
 
-def test_readme_documents_every_exit_code() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_cli_doc_documents_every_exit_code() -> None:
+    text = CLI_DOC.read_text(encoding="utf-8")
     start = text.index("**Exit codes:**")
     paragraph = text[start : text.index("\n\n", start)]
     documented = {int(code) for code in re.findall(r"`(\d+)`", paragraph)}

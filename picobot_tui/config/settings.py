@@ -41,7 +41,7 @@ class UiConfig(Section):
     """Show the token-budget gauge at start (ctrl+g toggles it)."""
     keys: dict[str, Any] = {}
     """Move the TUI's keys, e.g. `{"toggle_gauge": "f5"}`: sessions, new_session,
-    toggle_timeline, toggle_gauge, interrupt, interrupt_or_quit, quit (the README's key
+    toggle_timeline, toggle_gauge, interrupt, interrupt_or_quit, quit (docs/tui.md's key
     table). A bad entry is warned about and keeps its default."""
 
 

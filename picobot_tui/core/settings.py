@@ -135,13 +135,13 @@ class ToolsConfig(Section):
     """`ask`: confirm commands and file changes; `auto`: allow all; `readonly`: refuse them."""
     always_allow: list[str] = []
     """Tools allowed without asking (the TUI's "always allow" adds to this): a tool name, or an
-    exec command prefix `"exec(git status:*)"` (see Approvals)."""
+    exec command prefix `"exec(git status:*)"` (docs/cli.md, "Always allow")."""
     tool_result_max_chars: int = Field(default=8000, ge=100)
     """Tool results longer than this are truncated before they reach the model."""
     mcp_servers: dict[str, McpServerConfig] = {}
     """MCP servers whose tools the agent may call, by name: `{"time": {"command": "uvx",
     "args": ["mcp-server-time"]}}` or `{"notes": {"url": "http://127.0.0.1:8931/mcp"}}`
-    (see MCP servers)."""
+    (docs/mcp.md)."""
     mcp_connect_timeout: float = Field(default=10.0, gt=0)
     """Seconds the first turn waits for MCP servers to connect; it then goes on without the
     ones still connecting (a notice names them)."""

@@ -1,5 +1,5 @@
-"""The process exit codes of every front end (README, "Exit codes"). Imports nothing: the CLI
-reads them before anything heavy is loaded."""
+"""The process exit codes of every front end (docs/cli.md, "Exit codes"). Imports nothing:
+the CLI reads them before anything heavy is loaded."""
 
 from __future__ import annotations
 

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
     from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.run.runtime import Runtime
+    from picobot_tui.tui.checkpoint_host import CheckpointHost
     from picobot_tui.tui.router import EventRouter
     from picobot_tui.tui.session_switcher import SessionSwitcher
 
@@ -587,3 +588,9 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
     def action_mcp(self) -> None:
         if not self._starting():
             mcp_wiring.show(self, self.runtime)
+
+
+if TYPE_CHECKING:  # mypy checks the app is all the checkpoint actions use of it
+
+    def _is_a_checkpoint_host(app: PicobotApp) -> CheckpointHost:
+        return app

@@ -20,6 +20,7 @@ from picobot_tui.core.checkpoints.timeline import Timeline, load_timeline
 from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.sessions.branch import user_turns
 from picobot_tui.core.visible import visible
+from picobot_tui.tui.checkpoint_host import CheckpointHost
 from picobot_tui.tui.rewind import ask, stores
 from picobot_tui.widgets.diff_review import DiffReviewScreen, FileItem
 
@@ -55,7 +56,7 @@ def scoped(
     return f"Changes of turn {turn}", items(file_diffs(store, timeline, turn)), turn
 
 
-def _key(app: Any) -> str | None:
+def _key(app: CheckpointHost) -> str | None:
     session = app.sessions.session
     if session is None:
         app.notify("No changes yet: send a message first")
@@ -75,7 +76,7 @@ class _State:
 _state = _State()
 
 
-async def open_diff(app: Any, scope: Scope) -> None:
+async def open_diff(app: CheckpointHost, scope: Scope) -> None:
     both, key = stores(app), _key(app)
     if both is None or key is None:
         return
@@ -90,7 +91,7 @@ async def open_diff(app: Any, scope: Scope) -> None:
     app.push_screen(_state.screen)
 
 
-async def rescope(app: Any, scope: str) -> None:
+async def rescope(app: CheckpointHost, scope: str) -> None:
     screen, key, both = _state.screen, _key(app), stores(app)
     if screen is None or key is None or both is None:
         return
@@ -131,7 +132,7 @@ def call_stats(
     return out, skipped
 
 
-async def show_call_changes(app: Any, calls: set[str]) -> None:
+async def show_call_changes(app: CheckpointHost, calls: set[str]) -> None:
     """Look up what each finished call changed and show it on the timeline."""
     runtime, session = app.runtime, app.sessions.session
     if runtime is None or session is None or not calls:
@@ -149,7 +150,7 @@ async def show_call_changes(app: Any, calls: set[str]) -> None:
         app.router.show_call_changes(call, None, None)
 
 
-async def open_call_diff(app: Any, call_id: str) -> None:
+async def open_call_diff(app: CheckpointHost, call_id: str) -> None:
     both, key = stores(app), _key(app)
     if both is None or key is None:
         return
@@ -176,7 +177,7 @@ def _restore(
     return done
 
 
-async def revert_file(app: Any, message: Any) -> None:
+async def revert_file(app: CheckpointHost, message: Any) -> None:
     """Put one file back to its state before the changes shown (asking on a conflict)."""
     from picobot_tui.core.checkpoints.restore import plan_restore
     from picobot_tui.widgets.rewind_dialog import ConflictScreen

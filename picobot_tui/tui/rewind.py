@@ -24,26 +24,28 @@ from picobot_tui.core.checkpoints.restore import RestorePlan, RestoreResult
 from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore, checkpoints_root
 from picobot_tui.core.content import content_text
 from picobot_tui.core.sessions import SessionError, SessionStore
+from picobot_tui.tui.checkpoint_host import CheckpointHost
 from picobot_tui.tui.view_events import NoticeShown
 from picobot_tui.widgets.rewind_dialog import ConflictScreen, Mode, RewindScreen, TurnItem
 
 log = logging.getLogger("picobot")
 
 
-def stores(app: Any, *, quiet: bool = False) -> tuple[SessionStore, CheckpointStore] | None:
+def stores(
+    app: CheckpointHost, *, quiet: bool = False
+) -> tuple[SessionStore, CheckpointStore] | None:
     """The session store and the checkpoint store of the app's runtime; None (and the user
     is told, unless `quiet`) while starting or with `checkpoints.enabled: false`."""
     runtime = app.runtime
-    why = None
-    if runtime is None or not getattr(app, "ready", False):
+    if runtime is None or not app.ready:
         why = "Still starting: try again in a moment"
     elif not runtime.settings.checkpoints.enabled:
         why = "Checkpoints are off (checkpoints.enabled: false): nothing to rewind or diff"
-    if why is not None:
-        if not quiet:
-            app.notify(why)
-        return None
-    return runtime.store, CheckpointStore(checkpoints_root(runtime.settings.home))
+    else:
+        return runtime.store, CheckpointStore(checkpoints_root(runtime.settings.home))
+    if not quiet:
+        app.notify(why)
+    return None
 
 
 def turn_items(sessions: SessionStore, store: CheckpointStore, key: str) -> list[TurnItem]:
@@ -70,7 +72,7 @@ def turn_items(sessions: SessionStore, store: CheckpointStore, key: str) -> list
     return items
 
 
-async def ask(app: Any, screen: Any) -> Any:
+async def ask(app: CheckpointHost, screen: Any) -> Any:
     """Push `screen` and wait for its answer."""
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
@@ -82,7 +84,7 @@ async def ask(app: Any, screen: Any) -> Any:
     return await future
 
 
-async def open_rewind(app: Any) -> None:
+async def open_rewind(app: CheckpointHost) -> None:
     """The rewind list for the open session, then the chosen restore."""
     if app.lifecycle.running:
         app.notify("The agent is working: press Esc to interrupt it first.")
@@ -105,7 +107,11 @@ async def open_rewind(app: Any) -> None:
 
 
 async def _rewind(
-    app: Any, sessions: SessionStore, store: CheckpointStore, key: str, items: list[TurnItem]
+    app: CheckpointHost,
+    sessions: SessionStore,
+    store: CheckpointStore,
+    key: str,
+    items: list[TurnItem],
 ) -> None:
     chosen = await ask(app, RewindScreen(items))
     if chosen is None:
@@ -133,7 +139,7 @@ async def _rewind(
 
 
 async def _apply(
-    app: Any,
+    app: CheckpointHost,
     sessions: SessionStore,
     store: CheckpointStore,
     key: str,

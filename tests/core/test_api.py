@@ -1,5 +1,5 @@
 """The library API (`from picobot_tui import Agent, AgentError`) against the offline demo
-model: light import, the README's example run as written, sessions, errors, approvals."""
+model: light import, docs/library.md's example run as written, sessions, errors, approvals."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from picobot_tui.core.events import ApprovalRequested, TurnFinished, TurnStarted
 from tests.conftest import INSTANT_DEMO
 from tests.core.test_import_hygiene import loaded_after
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+LIBRARY_DOC = Path(__file__).resolve().parents[2] / "docs" / "library.md"
 HEAVY = ("litellm", "textual", "pydantic_settings", "pydantic", "rich", "typer")
 
 
@@ -40,18 +40,16 @@ def test_an_unknown_attribute_is_an_attribute_error() -> None:
         picobot_tui.Nope  # noqa: B018
 
 
-def readme_example() -> str:
-    """The first python block of the README's "Use as a library" section."""
-    text = README.read_text()
-    section = text.split("\n## Use as a library\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
+def docs_example() -> str:
+    """The first python block of docs/library.md."""
+    match = re.search(r"```python\n(.*?)```", LIBRARY_DOC.read_text(), re.S)
     assert match, "the section has no python example"
     return match.group(1)
 
 
-def test_the_readme_example_runs_as_written(picobot_home: Path, tmp_path: Path) -> None:
+def test_the_docs_example_runs_as_written(picobot_home: Path, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
-    script.write_text(readme_example())
+    script.write_text(docs_example())
     res = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,

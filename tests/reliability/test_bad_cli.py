@@ -1,5 +1,5 @@
 """Bad command lines, property-based, in process through typer's runner: random flags, values
-and orders for every command. Never a traceback; the exit code is one README documents
+and orders for every command. Never a traceback; the exit code is one docs/cli.md documents
 (0, 1 for a refused interactive confirmation, 2 for usage errors); a usage error says what
 is wrong. A few nasty ones also go through the console script.
 

@@ -2,7 +2,7 @@
 `build_runtime` -> AgentLoop -> LiteLLMClient -> LiteLLM -> HTTP -> the test server.
 
 For every fault:
-- the retry policy is what README says: transient faults (429, 5xx, 529, resets, broken
+- the retry policy is what docs/agent.md says: transient faults (429, 5xx, 529, resets, broken
   streams, timeouts) are retried `maxRetries` times (default 1) after `retryBackoff`
   (Retry-After wins); auth, unknown model and context-window errors are not retried;
 - the error the user sees names the cause and what to do, and never holds the key;

@@ -1,4 +1,4 @@
-"""Deterministic scenes of the TUI, for snapshot tests and the README screenshots.
+"""Deterministic scenes of the TUI, for snapshot tests and the screenshots in docs/img.
 
 Each scene feeds hand-written core events through the app's EventRouter (the path a running
 turn takes), with fixed durations and token counts, so the frame is the same on every run.

@@ -32,7 +32,7 @@ class McpServerConfig(Section):
     """Extra environment variables for the server process. Values are secrets (scrubbed)."""
     cwd: str | None = None
     """Working directory of the server process, relative to the workspace (default: a
-    private folder, never the workspace: see MCP servers)."""
+    private folder, never the workspace: see docs/mcp.md)."""
     url: str | None = None
     """The server's endpoint (Streamable HTTP or SSE)."""
     headers: dict[str, str] = {}
