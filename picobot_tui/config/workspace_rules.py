@@ -20,6 +20,7 @@ from typing import Any
 
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.paths import picobot_home
+from picobot_tui.core.private_files import ensure_private_dir
 from picobot_tui.core.saved_rules import SavedRules
 
 VERSION = 1
@@ -104,7 +105,7 @@ def _update(workspace: Path, attr: str, value: str, add: bool) -> tuple[Path, bo
     entry = dict(folders.get(key, {}))  # keys this picobot does not know are kept
     entry[KEYS[attr]] = [*items, value] if add else [v for v in items if v != value]
     folders[key] = entry
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # as trusted.json's
+    ensure_private_dir(path.parent)  # the home, 0700 whatever the umask
     text = json.dumps({"version": VERSION, "workspaces": folders}, indent=2, ensure_ascii=False)
     atomic_write(path, (text + "\n").encode("utf-8"), 0o600, keep_mode=False)
     return path, True
