@@ -111,6 +111,25 @@ async def test_a_rule_that_does_not_cover_an_option_says_why_and_offers_the_exac
     assert (workspace / "Makefile").exists()  # the user allowed it, having seen it
 
 
+async def test_on_a_narrow_terminal_every_button_is_whole_and_on_screen(settings):
+    """Five buttons do not fit in one row under 100 columns: each must still be shown whole
+    (a cut "Deny" or "Everywhere" is a choice the user cannot see)."""
+    app = make_app(settings, [run("git status --short", "e1"), text("ok")])
+    async with app.run_test(size=(80, 40)) as pilot:
+        await type_and_send(pilot, "go")
+        modal = await wait_modal(pilot)
+        assert modal.has_class("-narrow")
+        buttons = list(modal.query(Button))
+        assert len(buttons) == 5
+        for button in buttons:
+            label = str(button.label)
+            shown = button.region
+            assert shown.width >= len(label) and shown.height > 0, (label, shown)
+            assert shown.right <= 80 and shown.bottom <= 40, (label, shown)
+        await pilot.press("n")
+        await wait_idle(pilot)
+
+
 async def test_a_command_no_rule_could_match_offers_no_always(settings, picobot_home):
     app = make_app(settings, [run("echo x | sh", "e1"), text("ok")])
     async with app.run_test(size=(120, 36)) as pilot:
