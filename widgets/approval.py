@@ -1,13 +1,16 @@
 """The approval modal: shows the command or diff a tool wants to run, and asks.
 
-Dismisses with "allow", "allow_session", "always", "deny", or a `Denied` carrying the reason
-typed in the reason line (`r` to type it, Enter to deny). For web_fetch the session and
-"always" choices name the host; for exec "always" is the offered command prefix, said exactly
-on the line above the buttons (no prefix offered: no "always"); for the file tools, the tool. The preview is plain text (never markup; escapes arrive made
-visible by the core, and their stand-ins are highlighted here). A write/edit diff is shown
-by `DiffView` (side by side when wide, unified when narrow, highlighted by file type), and a
-change the checkpoints could not undo says so above the buttons ("not undoable: …"). When the preview leaves
-something out, a line says how much and `f` opens the whole text in a scrollable view.
+Dismisses with "allow", "allow_session", "always" (for this workspace), "always_everywhere",
+"deny", or a `Denied` carrying the reason typed in the reason line (`r` to type it, Enter to
+deny). For web_fetch the session and "always" choices name the host; for exec "always" is the
+offered rule (a command prefix, or the exact command), said exactly on the line above the
+buttons with its scope (no rule offered: no "always"); for the file tools, the tool. A saved
+rule that matched the command's first words but not the rest says why ("note: not covered
+by …"). The preview is plain text (never markup; escapes arrive made visible by the core, and
+their stand-ins are highlighted here). A write/edit diff is shown by `DiffView` (side by side
+when wide, unified when narrow, highlighted by file type), and a change the checkpoints could
+not undo says so above the buttons ("not undoable: …"). When the preview leaves something
+out, a line says how much and `f` opens the whole text in a scrollable view.
 """
 
 from __future__ import annotations
@@ -36,9 +39,12 @@ NOT_UNDOABLE = "not undoable:"
 CHOICES = (
     ("allow", "Allow once", "y"),
     ("allow_session", "Allow for session", "s"),
-    ("always", "Always allow", "a"),
+    ("always", "Always here", "a"),
+    ("always_everywhere", "Everywhere", "e"),
     ("deny", "Deny", "n"),
 )
+ALWAYS = ("always", "always_everywhere")
+"""The answers that save a rule: for this workspace, or for every workspace."""
 
 
 def diff_content(text: str) -> Content:
@@ -60,19 +66,20 @@ def diff_content(text: str) -> Content:
 
 
 def choices(
-    host: str | None, tool: str = "", prefix: str | None = None
+    host: str | None, tool: str = "", rule: str | None = None
 ) -> tuple[tuple[str, str, str], ...]:
     """(value, label, key) of the buttons; per host for web_fetch (the title names the host:
     a long host name in every label would push "Deny" off a narrow dialog). exec offers
-    "always" only with a command prefix (the line above the buttons names it)."""
+    "always" only with a rule (the line above the buttons names it and its scope)."""
     if host is None:
-        if tool == COMMAND_TOOL and not prefix:
-            return tuple(c for c in CHOICES if c[0] != "always")
+        if tool == COMMAND_TOOL and not rule:
+            return tuple(c for c in CHOICES if c[0] not in ALWAYS)
         return CHOICES
     return (
         ("allow", "Allow once", "y"),
-        ("allow_session", "Allow this host for session", "s"),
-        ("always", "Always allow this host", "a"),
+        ("allow_session", "Host for session", "s"),
+        ("always", "Host always here", "a"),
+        ("always_everywhere", "Everywhere", "e"),
         ("deny", "Deny", "n"),
     )
 
@@ -125,6 +132,13 @@ class ApprovalScreen(ModalScreen[str | Denied]):
     #approval-hidden { height: auto; margin-top: 1; }
     #approval-not-undoable { height: auto; margin-top: 1; }
     #approval-always { height: auto; margin-top: 1; }
+    #approval-note { height: auto; margin-top: 1; }
+    /* Under 100 columns (the app's -narrow breakpoint) five buttons do not fit in a row:
+       two columns, so none is cut off. */
+    ApprovalScreen.-narrow #approval-buttons {
+        layout: grid; grid-size: 2; grid-columns: 1fr 1fr; grid-gutter: 0 1; height: auto;
+    }
+    ApprovalScreen.-narrow #approval-buttons Button { width: 100%; margin: 0; }
     #approval-reason {
         height: 1; border: none; padding: 0 1; margin-top: 1; background: $panel;
     }
@@ -134,7 +148,8 @@ class ApprovalScreen(ModalScreen[str | Denied]):
     BINDINGS: ClassVar = [
         Binding("y", "choose('allow')", "Allow once"),
         Binding("s", "choose('allow_session')", "Allow for session"),
-        Binding("a", "choose('always')", "Always allow"),
+        Binding("a", "choose('always')", "Always allow here"),
+        Binding("e", "choose('always_everywhere')", "Always allow everywhere"),
         Binding("n,escape", "choose('deny')", "Deny"),
         Binding("r", "reason", "Deny with a reason"),
         Binding("f", "show_full", "Show everything"),
@@ -151,6 +166,9 @@ class ApprovalScreen(ModalScreen[str | Denied]):
         hidden: str = "",
         host: str | None = None,
         prefix: str | None = None,
+        rule: str | None = None,
+        note: str = "",
+        workspace: str = "",
     ) -> None:
         super().__init__(classes="approval")
         self.call_id = call_id
@@ -161,6 +179,14 @@ class ApprovalScreen(ModalScreen[str | Denied]):
         self.hidden = hidden
         self.host = visible(host) if host is not None else None
         self.prefix = prefix if name == COMMAND_TOOL else None
+        self.rule = None
+        """exec's offered rule (the prefix's, or the exact command's), else None."""
+        if name == COMMAND_TOOL:
+            self.rule = rule or (prefix_rule(prefix) if prefix else None)
+        self.note = note
+        """Why a saved rule did not cover this call ("" when none matched)."""
+        self.workspace = workspace
+        """The workspace "Always here" saves for (the always line names it)."""
         first = (preview or "").partition("\n")[0]
         self.not_undoable = first if first.startswith(NOT_UNDOABLE) else ""
         """The checkpoints' warning that this change could not be undone ("" when it can)."""
@@ -224,8 +250,12 @@ class ApprovalScreen(ModalScreen[str | Denied]):
                     ),
                     id="approval-hidden",
                 )
-            if self.host is None:
-                yield Static(self._always_line(), id="approval-always")
+            if self.note:
+                yield Static(
+                    Content.assemble(("note: ", "bold $text-warning"), (self.note, "$text-muted")),
+                    id="approval-note",
+                )
+            yield Static(self._always_line(), id="approval-always")
             with Horizontal(id="approval-buttons"):
                 for value, label, key in self._choices():
                     variant: ButtonVariant = (
@@ -239,23 +269,43 @@ class ApprovalScreen(ModalScreen[str | Denied]):
             )
 
     def _always_line(self) -> Content:
-        """What "always" saves, exactly: exec's command prefix, or the tool."""
+        """What "always" saves, exactly, and where: this workspace (a) or everywhere (e)."""
         muted = "$text-muted"
+        here = (
+            f" in this workspace ({visible(self.workspace)})"
+            if self.workspace
+            else " in this workspace"
+        )
+        scope = (
+            (here, muted), ("\ne ", "bold"), ("the same in every workspace (config.json)", muted)
+        )  # fmt: skip
+        if self.host is not None:
+            return Content.assemble(
+                ("a ", "bold"), ("always allows web_fetch of ", muted),
+                (self.host, "bold $text-warning"), *scope,
+            )  # fmt: skip
         if self.tool_name != COMMAND_TOOL:
             return Content.assemble(
                 ("a ", "bold"), ("always allows every ", muted), (self.tool_name, "bold"),
-                (" call (saved to tools.alwaysAllow)", muted),
+                (" call", muted), *scope,
             )  # fmt: skip
+        if not self.rule:
+            return Content.assemble(
+                ("No rule could match this command, so nothing to always allow ", muted),
+                ("(several commands, redirections, $(…) or variables)", muted),
+            )
         if not self.prefix:
             return Content.assemble(
-                ("No safe command prefix to always allow here ", muted),
-                ("(several commands, a shell, a wrapper or -c code)", muted),
-            )
+                ("a ", "bold"), ("always allows ", muted),
+                ("exactly this command", "bold $text-warning"), *scope,
+                (f"\n  saved as {visible(self.rule)}; a prefix is offered only for the "
+                 "programs and options picobot has reviewed", muted),
+            )  # fmt: skip
         return Content.assemble(
             ("a ", "bold"), ("always allows commands starting with ", muted),
-            (visible(self.prefix), "bold $text-warning"),
-            (f"\n  saved as {visible(prefix_rule(self.prefix))}; ", muted),
-            ("chained, piped, redirected or $(…) commands still ask", muted),
+            (visible(self.prefix), "bold $text-warning"), *scope,
+            (f"\n  saved as {visible(self.rule)}; chained, piped, redirected or $(…) commands, "
+             "and options that run programs or write files, still ask", muted),
         )  # fmt: skip
 
     def on_mount(self) -> None:
@@ -274,8 +324,8 @@ class ApprovalScreen(ModalScreen[str | Denied]):
         self.query_one("#approval-reason", Input).focus()
 
     def action_choose(self, value: str) -> None:
-        if value == "always" and not any(c[0] == "always" for c in self._choices()):
-            self.notify("No command prefix of this command can be always allowed: y, s or n")
+        if value in ALWAYS and not any(c[0] == value for c in self._choices()):
+            self.notify("No rule could match this command, so none is saved: y, s or n")
             return
         if value == "deny":
             reason = self.query_one("#approval-reason", Input).value.strip()
@@ -284,7 +334,7 @@ class ApprovalScreen(ModalScreen[str | Denied]):
         self.dismiss(value)
 
     def _choices(self) -> tuple[tuple[str, str, str], ...]:
-        return choices(self.host, self.tool_name, self.prefix)
+        return choices(self.host, self.tool_name, self.rule)
 
     def action_show_full(self) -> None:
         what = f"{self.tool_name}: everything it would do"

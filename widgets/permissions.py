@@ -1,5 +1,5 @@
-"""`/permissions`: the saved always-allow rules, one per line; `d` (or Delete) removes the one
-under the cursor, Esc closes.
+"""`/permissions`: the saved always-allow rules, one per line, each with its scope ("[this
+workspace]" or "[everywhere]"); `d` (or Delete) removes the one under the cursor, Esc closes.
 
 The screen only shows what it is given and dismisses with the index of the rule to remove
 (None to close); the caller removes it and opens the list again.
@@ -36,9 +36,11 @@ class PermissionsScreen(ModalScreen[int | None]):
         Binding("escape,q", "close", "Close"),
     ]
 
-    def __init__(self, labels: list[str], highlight: int = 0) -> None:
+    def __init__(self, labels: list[str], highlight: int = 0, *, workspace: str = "") -> None:
         super().__init__(classes="permissions")
         self.labels = labels
+        self.workspace = workspace
+        """The workspace "[this workspace]" rules are saved for (shown in the title)."""
         self.highlight = min(max(highlight, 0), max(len(labels) - 1, 0))
 
     def compose(self) -> ComposeResult:
@@ -46,7 +48,12 @@ class PermissionsScreen(ModalScreen[int | None]):
             yield Static(
                 Content.assemble(
                     ("Always-allowed", "bold"),
-                    ("  d remove · Esc close · saved in config.json", "$text-muted"),
+                    ("  d remove · Esc close", "$text-muted"),
+                    (
+                        f"\nthis workspace ({self.workspace}): permissions.json · everywhere: "
+                        "config.json",
+                        "$text-muted",
+                    ),
                 ),
                 id="permissions-title",
             )
@@ -60,7 +67,7 @@ class PermissionsScreen(ModalScreen[int | None]):
                 )
             else:
                 yield Static(
-                    'No saved rules. The approval dialog\'s "Always allow" adds them.',
+                    'No saved rules. The approval dialog\'s "Always here" and "Everywhere" add them.',
                     id="permissions-empty",
                 )
 

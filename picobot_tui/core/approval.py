@@ -18,15 +18,19 @@ from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.hosts import host_allowed
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.turn_state import SessionState
+from picobot_tui.core.visible import visible
 
 Decision = Literal["allow", "allow_session", "always", "deny"]
 """A user's answer: this call, this session (tool or host), always (saved), or no.
 
 "always" covers the request's narrowest scope: its host (web_fetch), else for exec the
-offered command prefix (`ApprovalRequested.prefix`; none offered: this call only), else the
-tool. A front end saves it to config.json first and passes "always" on."""
+offered rule (`ApprovalRequested.rule`: a command prefix or the exact command; none offered:
+this call only), else the tool. A front end saves it first (for this workspace, or
+everywhere when the user chose so: config/remember.py) and passes "always" on."""
 
 MAX_REASON_CHARS = 500
+MAX_NOTES = 4
+"""Reasons a saved rule did not cover a call, shown before "… and N more"."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,11 @@ def approval_needed(
     tool = tools.get(name)
     if tool is not None and tool.trusted:  # MCP `trust: "auto"`: the user's own statement
         return "allow"
+    saved = tools.ctx.saved  # what the user allowed for this workspace only
     if host is not None and (
-        host_allowed(host, settings.tools.web.allow_hosts) or host in state.allowed_hosts
+        host_allowed(host, settings.tools.web.allow_hosts)
+        or host_allowed(host, saved.hosts)
+        or host in state.allowed_hosts
     ):
         return "allow"
     policy = settings.tools.approval
@@ -83,19 +90,42 @@ def approval_needed(
         return "allow"
     if policy == "readonly":
         return "readonly"
-    if name in settings.tools.always_allow or name in state.allowed_tools:
+    allowed = [*settings.tools.always_allow, *saved.tools]
+    if name in allowed or name in state.allowed_tools:
         return "allow"
-    prefix = None
+    offer: command_rules.Offer | None = None
+    notes: list[str] = []
     if name == command_rules.COMMAND_TOOL:
-        # `exec(git status:*)` rules in tools.alwaysAllow: on the command's parsed words.
+        # `exec(git status:*)` rules: on the command's parsed words, and only as far as the
+        # reviewed table lets a prefix cover the rest (core/command_risk).
         command = args.get("command")
-        if command_rules.command_allowed(settings.tools.always_allow, command):
+        verdict = command_rules.check_command(allowed, command)
+        if verdict.allowed:
             return "allow"
-        prefix = command_rules.offered_prefix(command)
+        why_not = [f"not covered by {why}" for why in verdict.why_not]
+        if len(why_not) > MAX_NOTES:  # a command can carry any number of options
+            why_not[MAX_NOTES:] = [f"… and {len(why_not) - MAX_NOTES} more"]
+        notes += why_not
+        offer = command_rules.offered(command)
+    if saved.problem:
+        notes.append(saved.problem)
     p = tools.approval_preview(name, args)
+    note = visible("\n".join(notes))
     if host is not None:
-        return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden, "host", host)
-    return ApprovalRequested(call_id, name, args, p.text, p.full, p.hidden, prefix=prefix)
+        return ApprovalRequested(
+            call_id, name, args, p.text, p.full, p.hidden, "host", host, note=note
+        )
+    return ApprovalRequested(
+        call_id,
+        name,
+        args,
+        p.text,
+        p.full,
+        p.hidden,
+        prefix=offer.prefix if offer else None,
+        rule=offer.rule if offer else None,
+        note=note,
+    )
 
 
 async def ask(
@@ -104,9 +134,9 @@ async def ask(
     """Put the request to the user; only their answer (never tool output) decides.
 
     "allow_session" covers the request's scope: its host for web_fetch, else the tool.
-    "always" allows this call: the front end has saved the rule to the settings this policy
-    reads (the host, exec's offered prefix, or the tool), so removing it (`/permissions`)
-    takes effect at once. A `Denied` is passed on (its reason becomes the tool result).
+    "always" allows this call: the front end has saved the rule where this policy reads it
+    (the workspace's saved rules or the settings: the host, exec's offered rule, or the
+    tool), so removing it (`/permissions`) takes effect at once. A `Denied` is passed on (its reason becomes the tool result).
     """
     if confirm is None:
         return "deny"

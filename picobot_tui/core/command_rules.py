@@ -1,5 +1,7 @@
-"""Command-prefix rules for exec's "always allow": `exec(git status:*)` in `tools.alwaysAllow`
-allows every command whose first words are `git status`, and nothing else.
+"""Command rules for exec's "always allow": `exec(git status:*)` in `tools.alwaysAllow` (or
+saved for one workspace, config/workspace_rules.py) allows the commands whose first words are
+`git status` and whose other words the reviewed table lets a rule cover (core/command_risk:
+no option that runs a program, loads config or plugins, or writes a file); nothing else.
 
 A rule matches on the words the shell will see, never on the raw text. A command matches
 only when it is one simple command made of literal words: no `;`, `&&`, `||`, `&`, pipes,
@@ -10,16 +12,22 @@ user as before. bashlex gives the structure; a character scan refuses first what
 word-level rule must never judge, so a bashlex quirk cannot widen a rule.
 
 Entry forms (a plain tool name keeps its meaning: every call of that tool):
-  `exec(git status:*)`  commands whose first words are `git status`;
+  `exec(git status:*)`  commands whose first words are `git status` (the rest as above);
   `exec(git status)`    exactly the command `git status`.
+
+The approval offers a prefix only for a program and subcommand the table lists, and only when
+the command holds nothing the prefix would not cover; otherwise it offers the exact command.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from picobot_tui.core import command_risk
 from picobot_tui.core.tools.exec.words import Expander, Unanalysable
 from picobot_tui.core.visible import has_invisible
 
@@ -31,107 +39,6 @@ _UNQUOTED_REFUSED = frozenset(";&|<>()$`*?[]{}~#!")
 _DQUOTED_REFUSED = frozenset("$`!")
 _MAX_COMMAND = 4096
 
-# Commands that run another command given as an argument: a rule on their first words would
-# allow anything (`env rm -rf …`, `xargs …`, `find . -exec …`, `sed 'e …'`). None is offered.
-WRAPPERS = frozenset(
-    {
-        "env",
-        "sudo",
-        "doas",
-        "su",
-        "xargs",
-        "nohup",
-        "time",
-        "timeout",
-        "nice",
-        "ionice",
-        "command",
-        "builtin",
-        "exec",
-        "eval",
-        "watch",
-        "ssh",
-        "chroot",
-        "stdbuf",
-        "setsid",
-        "strace",
-        "ltrace",
-        "nsenter",
-        "unshare",
-        "busybox",
-        "flock",
-        "script",
-        "parallel",
-        "find",
-        "awk",
-        "gawk",
-        "mawk",
-        "nawk",
-        "sed",
-        "tar",
-        "rsync",
-        "sh",
-        "bash",
-        "zsh",
-        "dash",
-        "ksh",
-        "fish",
-        "csh",
-        "tcsh",
-    }
-)
-# Interpreters: a script name is a fine prefix (`python build.py`), `-m module` too
-# (`python -m pytest`), but never an option such as `-c` or `-e` (that is any code).
-INTERPRETERS = frozenset(
-    {
-        "python",
-        "python3",
-        "python2",
-        "pypy",
-        "pypy3",
-        "node",
-        "deno",
-        "perl",
-        "ruby",
-        "php",
-        "lua",
-        "luajit",
-        "Rscript",
-    }
-)
-# Package runners whose `run`/`exec`/`x` takes a script name: the prefix includes it.
-RUNNERS = frozenset(
-    {"npm", "yarn", "pnpm", "bun", "uv", "poetry", "pipenv", "pdm", "hatch", "npx", "bunx"}
-)
-_RUN_WORDS = frozenset({"run", "exec", "x"})
-# Tools whose first word alone is a blanket over many unrelated subcommands (or options that
-# run programs, `git -c core.pager=…`): without a subcommand word, nothing is offered.
-NEEDS_SUBCOMMAND = frozenset(
-    {
-        "git",
-        "npm",
-        "yarn",
-        "pnpm",
-        "bun",
-        "cargo",
-        "go",
-        "docker",
-        "podman",
-        "kubectl",
-        "gh",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "make",
-        "npx",
-        "bunx",
-        "apt",
-        "apt-get",
-        "brew",
-        "systemctl",
-    }
-)
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/+@,=-]*")
 
 
@@ -204,40 +111,41 @@ def join_words(words: list[str]) -> str:
     return shlex.join(words)
 
 
-def offered_prefix(command: Any) -> str | None:
-    """The prefix the approval offers to always allow for this command, or None when no
-    prefix would be safe: the first word and its subcommand (`git status`, `npm test`,
-    `npm run build`, `python -m pytest`, `ls`), never a shell, a wrapper or `python -c`."""
-    if not isinstance(command, str):
-        return None
-    words = literal_words(command)
-    if not words:
-        return None
-    first, rest = words[0], words[1:]
-    if first in WRAPPERS or not _PLAIN_WORD.fullmatch(first):
-        return None
-
-    def plain(i: int) -> bool:
-        return (
-            len(rest) > i and not rest[i].startswith("-") and bool(_PLAIN_WORD.fullmatch(rest[i]))
-        )
-
-    if first in INTERPRETERS:
-        if rest[:1] == ["-m"] and plain(1):
-            return join_words(words[:3])
-        return join_words(words[:2]) if plain(0) else None
-    if first in RUNNERS and rest[:1] and rest[0] in _RUN_WORDS:
-        return join_words(words[:3]) if plain(1) else None
-    if plain(0):
-        return join_words(words[:2])
-    if first in NEEDS_SUBCOMMAND:
-        return None
-    return first
+def exact_rule(words: list[str]) -> str:
+    """The `tools.alwaysAllow` entry for exactly these words: `exec(ls -la)`."""
+    return f"{COMMAND_TOOL}({join_words(words)})"
 
 
 def prefix_rule(prefix: str) -> str:
     """The `tools.alwaysAllow` entry for a prefix: `exec(git status:*)`."""
     return f"{COMMAND_TOOL}({prefix}:*)"
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What "always" would save for a command: `rule`, and `prefix` when it is a prefix rule
+    (None: the rule is the exact command)."""
+
+    rule: str
+    prefix: str | None = None
+
+
+def offered(command: Any) -> Offer | None:
+    """What the approval offers to always allow for this command: the prefix of its program
+    and subcommand (`git status`, `npm run build`, `python -m pytest`, `ls`) when the
+    reviewed table (core/command_risk) lists them and no option of the command is one it
+    asks about; else the exact command. None when no rule could match it (not one simple
+    command of literal words, or a program name that is not plain ASCII)."""
+    if not isinstance(command, str):
+        return None
+    words = literal_words(command)
+    if not words or not _PLAIN_WORD.fullmatch(words[0]):
+        return None
+    n = command_risk.prefix_length(words)
+    if n is not None and not command_risk.findings(words, n):
+        prefix = join_words(words[:n])
+        return Offer(prefix_rule(prefix), prefix)
+    return Offer(exact_rule(words))
 
 
 def parse_rule(entry: str) -> tuple[list[str], bool] | None:
@@ -252,20 +160,45 @@ def parse_rule(entry: str) -> tuple[list[str], bool] | None:
     return words, m.group("any") is not None
 
 
-def command_allowed(entries: Any, command: Any) -> bool:
-    """Whether an `exec(...)` rule among `entries` allows `command`."""
+@dataclass(frozen=True)
+class RuleCheck:
+    """Whether an `exec(...)` rule allows a command, and, when one matched its first words
+    but not the rest, why not (`"exec(git log:*): --output=x: writes …"`)."""
+
+    allowed: bool
+    why_not: tuple[str, ...] = ()
+
+
+def check_command(entries: Iterable[Any], command: Any) -> RuleCheck:
+    """Whether an `exec(...)` rule among `entries` allows `command`: its words start with
+    the rule's, and a prefix rule covers the rest (no option the reviewed table asks about,
+    core/command_risk)."""
     if not isinstance(command, str):
-        return False
-    rules = [r for e in entries if isinstance(e, str) and (r := parse_rule(e)) is not None]
+        return RuleCheck(False)
+    rules = [(e, r) for e in entries if isinstance(e, str) and (r := parse_rule(e)) is not None]
     if not rules:
-        return False
+        return RuleCheck(False)
     words = literal_words(command)
     if not words:
-        return False
-    for prefix, more in rules:
-        if words[: len(prefix)] == prefix and (more or len(words) == len(prefix)):
-            return True
-    return False
+        return RuleCheck(False)
+    why: list[str] = []
+    for entry, (prefix, more) in rules:
+        if words[: len(prefix)] != prefix:
+            continue
+        if len(words) == len(prefix):
+            return RuleCheck(True)
+        if not more:
+            continue
+        found = command_risk.findings(words, len(prefix))
+        if not found:
+            return RuleCheck(True)
+        why += [f"{entry.strip()}: {f}" for f in found]
+    return RuleCheck(False, tuple(dict.fromkeys(why)))
+
+
+def command_allowed(entries: Iterable[Any], command: Any) -> bool:
+    """Whether an `exec(...)` rule among `entries` allows `command`."""
+    return check_command(entries, command).allowed
 
 
 def describe(entry: str) -> str:
@@ -274,4 +207,14 @@ def describe(entry: str) -> str:
     if rule is None:
         return f"every {entry} call"
     words, more = rule
-    return f"commands starting with {join_words(words)}" if more else f"exactly {join_words(words)}"
+    if not more:
+        return f"exactly {join_words(words)}"
+    if command_risk.known(words):
+        return (
+            f"commands starting with {join_words(words)}; options that run programs, load "
+            "config or write files still ask"
+        )
+    return (
+        f"commands starting with {join_words(words)}; every option still asks "
+        f"({words[0]} is not in picobot's reviewed table)"
+    )

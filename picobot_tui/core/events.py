@@ -52,8 +52,11 @@ class ApprovalRequested:
     characters made visible and capped with a marker; `hidden` says what it leaves out ("" when
     nothing) and `full` is the whole text ("" from old producers: use `preview`). `scope` is
     what "allow for the session" / "always" cover: the tool, or (web_fetch) the `host`.
-    `prefix` (exec only) is the command prefix "always" saves as a rule (`git status`), None
-    when no prefix would be safe (then "always" allows this call only)."""
+    For exec, `rule` is the entry "always" saves: a prefix rule (`exec(git status:*)`, with
+    `prefix` "git status") or the exact command (`exec(ls -la)`, `prefix` None); both None
+    when no rule could ever match the command (then "always" allows this call only).
+    `note` says why the call is asked about although a saved rule starts like it (an option
+    the rule does not cover), or that the workspace's saved rules could not be read."""
 
     id: str
     name: str
@@ -64,6 +67,8 @@ class ApprovalRequested:
     scope: Literal["tool", "host"] = "tool"
     host: str | None = None
     prefix: str | None = None
+    rule: str | None = None
+    note: str = ""
     type: Literal["approval_requested"] = "approval_requested"
 
     @property

@@ -120,8 +120,10 @@ class WebConfig(Section):
     allow_private: bool = False
     """Allow loopback, link-local and private addresses (off: SSRF guard)."""
     allow_hosts: list[str] = []
-    """Hosts web_fetch may reach without asking (the approval's "always for this host" adds
-    to this). Under `readonly`, and headless without `--yes`, only these are fetched."""
+    """Hosts web_fetch may reach without asking, in every workspace (the approval's
+    "everywhere" adds to this; "always here" saves to permissions.json, for one workspace).
+    Under `readonly`, and headless without `--yes`, only these (and the workspace's) are
+    fetched."""
 
 
 class ToolsConfig(Section):
@@ -134,8 +136,9 @@ class ToolsConfig(Section):
     approval: Literal["ask", "auto", "readonly"] = "ask"
     """`ask`: confirm commands and file changes; `auto`: allow all; `readonly`: refuse them."""
     always_allow: list[str] = []
-    """Tools allowed without asking (the TUI's "always allow" adds to this): a tool name, or an
-    exec command prefix `"exec(git status:*)"` (docs/cli.md, "Always allow")."""
+    """Tools allowed without asking, in every workspace (the approval's "everywhere" adds to
+    this; "always here" saves to permissions.json, for one workspace): a tool name, or an exec
+    rule `"exec(git status:*)"` (docs/cli.md, "Always allow")."""
     tool_result_max_chars: int = Field(default=8000, ge=100)
     """Tool results longer than this are truncated before they reach the model."""
     mcp_servers: dict[str, McpServerConfig] = {}

@@ -2,7 +2,8 @@
 
 In:  {"type":"message","content":"...","session":"optional id"}
      {"type":"approval","id":"<tool call id>",
-      "decision":"allow"|"allow_session"|"always"|"deny", "reason":"optional, with deny"}
+      "decision":"allow"|"allow_session"|"always"|"deny", "reason":"optional, with deny",
+      "scope":"workspace"|"everywhere" (optional, with always; workspace by default)}
 Out: the loop's event stream, `event_to_dict(event)` per line, plus `error` events for bad
 input. Messages queue and run in order; EOF lets the queue finish, then exits. After
 `maxConsecutiveFailures` model calls in a row failed (an `error` of kind
@@ -10,12 +11,14 @@ input. Messages queue and run in order; EOF lets the queue finish, then exits. A
 
 An `approval_requested` event carries `preview` (escapes made visible, capped with a marker),
 `hidden` (what the preview leaves out, "" when nothing), `full` (the whole text), `scope`
-("tool", or "host" for web_fetch), `host` and `prefix`. "allow_session" allows the scope (the
-tool, or that host) until the channel ends; "always" also saves it to config.json
-(`tools.alwaysAllow`, or `tools.web.allowHosts` for a host), as the TUI's "always" does. For
-exec, "always" saves only the command prefix the event offers (`prefix`, e.g. `git status`, as
-the rule `exec(git status:*)`); with `prefix` null it allows this call only. A "deny" may carry
-a `reason` (a string): the model reads it in the tool result.
+("tool", or "host" for web_fetch), `host`, `prefix`, `rule` and `note`. "allow_session" allows
+the scope (the tool, or that host) until the channel ends; "always" also saves it, as the
+TUI's "always" does: for this workspace (permissions.json), or with `"scope": "everywhere"` to
+config.json (`tools.alwaysAllow`, or `tools.web.allowHosts` for a host). For exec, "always"
+saves only the rule the event offers (`rule`: `exec(git status:*)` with `prefix` "git
+status", or the exact command `exec(ls -la)` with `prefix` null); with `rule` null it allows
+this call only. `note` says why a saved rule did not cover the call ("" when none matched).
+A "deny" may carry a `reason` (a string): the model reads it in the tool result.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import os
 import sys
 import threading
 from contextlib import aclosing, suppress
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
@@ -39,8 +42,13 @@ from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK
 from picobot_tui.run.runtime import mcp_running
 from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
+if TYPE_CHECKING:
+    from picobot_tui.config.remember import Scope
+    from picobot_tui.core.tools.base import ToolContext
+
 MAX_LINE_BYTES = 4 * 1024 * 1024
 DECISIONS = ("allow", "allow_session", "always", "deny")
+SCOPES = ("workspace", "everywhere")
 _EOF = object()
 
 
@@ -54,6 +62,8 @@ class JsonChannel:
         self.messages: asyncio.Queue[dict[str, Any] | object] = asyncio.Queue()
         self.closed = False
         self.settings: Settings | None = None  # the run's, once loaded (for "always")
+        self.ctx: ToolContext | None = None  # the run's tool context (this workspace's rules)
+        self.scopes: dict[str, Scope] = {}  # a pending "always" answer's scope, by call id
         self.storage_failed = False
         self.stopped = False  # too many model failures in a row: no more turns (exit 1)
 
@@ -78,20 +88,21 @@ class JsonChannel:
             decision = await fut
         finally:
             self.pending.pop(req.id, None)
+        scope = self.scopes.pop(req.id, "workspace")
         if decision == "always":
-            self._remember(req)  # the loop applies "always" to the same scope for the session
+            self._remember(req, scope)  # and the loop allows this call
         return decision
 
-    def _remember(self, req: ApprovalRequest) -> None:
+    def _remember(self, req: ApprovalRequest, scope: Scope) -> None:
         from picobot_tui.config.remember import remember_always
 
-        if self.settings is None:
+        if self.settings is None or self.ctx is None:
             return
         try:
-            remember_always(self.settings, req)
+            remember_always(self.settings, self.ctx, req, scope)
         except (OSError, ValueError) as e:
             self.emit_event(
-                ErrorEvent(f"could not save to config.json: {e} (allowed until exit)", "config")
+                ErrorEvent(f"could not save the rule: {e} (allowed this once)", "config")
             )
 
     def handle_line(self, raw: bytes | None, too_long: bool = False) -> None:
@@ -121,16 +132,24 @@ class JsonChannel:
                 self.messages.put_nowait(data)
         elif kind == "approval":
             call_id, decision, reason = data.get("id"), data.get("decision"), data.get("reason")
+            scope = data.get("scope")
             if decision not in DECISIONS:
                 self.protocol_error(
                     'an approval needs "decision": "allow", "allow_session", "always" or "deny"'
                 )
             elif reason is not None and (not isinstance(reason, str) or decision != "deny"):
                 self.protocol_error('"reason" is a string, and only goes with "decision": "deny"')
+            elif scope is not None and (scope not in SCOPES or decision != "always"):
+                self.protocol_error(
+                    '"scope" is "workspace" or "everywhere", and only goes with "decision": '
+                    '"always"'
+                )
             elif not isinstance(call_id, str) or call_id not in self.pending:
                 self.protocol_error(f"no approval is waiting for id {call_id!r}")
             elif not self.pending[call_id].done():
                 answer = Denied(reason) if reason and reason.strip() else decision
+                if scope is not None:
+                    self.scopes[call_id] = scope
                 self.pending[call_id].set_result(answer)
         else:
             self.protocol_error(f'unknown message type {kind!r} (use "message" or "approval")')
@@ -237,7 +256,7 @@ async def _run(opts: RunOptions, yes: bool) -> int:
     channel = JsonChannel(sys.stdout, yes=yes)
     received: list[int] = []
     with open_run(opts, confirm=channel.confirm, lazy=True, source="json") as run:
-        channel.settings = run.settings
+        channel.settings, channel.ctx = run.settings, run.runtime.tools.ctx
         print_warnings(run.warnings, sys.stderr)
         task = asyncio.current_task()
         assert task is not None

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ApprovalRequest, Decision
@@ -38,6 +38,10 @@ from picobot_tui.run.context import RunOptions, open_run
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 from picobot_tui.run.runtime import mcp_running
 from picobot_tui.run.signals import install_signal_handlers, signal_exit
+
+if TYPE_CHECKING:
+    from picobot_tui.config.remember import Scope
+    from picobot_tui.core.tools.base import ToolContext
 
 OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
 
@@ -178,21 +182,26 @@ def _prompt_text(req: ApprovalRequest) -> tuple[str, str]:
         head = f"\n{req.name} wants to reach {host}:\n"
         question = (
             f"Allow? [y]es once / [s]ession: {host} until exit / "
-            f"[a]lways: {host} (saved to tools.web.allowHosts) / [n]o"
+            f"[a]lways: {host} in this workspace / [e]verywhere / [n]o"
         )
     else:
         head = f"\n{req.name} wants to run:\n"
-        always = "[a]lways (saved to tools.alwaysAllow)"
-        if req.name == "exec":  # "always" is a command prefix rule, or nothing is saved
-            always = (
-                f"[a]lways: commands starting with {req.prefix} (saved to tools.alwaysAllow)"
-                if req.prefix
-                else "[a] this once (no command prefix is safe to save)"
-            )
+        always = f"[a]lways: every {req.name} call in this workspace / [e]verywhere"
+        if req.name == "exec":  # "always" is a rule (a prefix or the exact command), or none
+            if req.prefix:
+                always = (
+                    f"[a]lways: commands starting with {visible(req.prefix)} in this "
+                    "workspace / [e]verywhere"
+                )
+            elif req.rule:
+                always = "[a]lways: exactly this command in this workspace / [e]verywhere"
+            else:
+                always = "[a] this once (no rule could match this command)"
         question = f"Allow? [y]es / [n]o / [s]ession (allow this tool until exit) / {always}"
     if req.hidden:
         question += f" / [v]iew all, {req.hidden} not shown"
-    return head + visible(req.preview) + "\n", question + ": "
+    note = f"note: {req.note}\n" if req.note else ""
+    return head + visible(req.preview) + "\n" + note, question + ": "
 
 
 async def _page(text: str, err: IO[str]) -> None:
@@ -211,13 +220,16 @@ async def _page(text: str, err: IO[str]) -> None:
 
 
 def tty_confirm(
-    flags: HeadlessFlags, err: IO[str], settings: Callable[[], Settings | None] = lambda: None
+    flags: HeadlessFlags,
+    err: IO[str],
+    loaded: Callable[[], tuple[Settings, ToolContext] | None] = lambda: None,
 ) -> Callable[[ApprovalRequest], Any]:
     """The headless approval policy: --yes, else a prompt on a terminal, else refuse.
 
     The prompt shows the preview with escapes made visible; when it leaves something out it
-    says how much and `v` shows everything (then asks again). "always" saves the tool (or the
-    web_fetch host) to config.json and to the run's settings (`settings()`, once loaded).
+    says how much and `v` shows everything (then asks again). "a" (always) saves the tool,
+    exec rule or web_fetch host for this workspace, "e" everywhere (config.json), to the
+    run's settings and tool context (`loaded()`, once the run is open).
     """
 
     async def confirm(req: ApprovalRequest) -> Decision:
@@ -234,6 +246,8 @@ def tty_confirm(
                     f"⊘ {req.name} refused: no terminal to ask for approval. "
                     "Pass --yes to allow commands and file changes, or set tools.approval.\n"
                 )
+                if req.note:  # why a saved rule did not cover it
+                    err.write("  " + req.note.replace("\n", "\n  ") + "\n")
             return "deny"
         head, question = _prompt_text(req)
         err.write(head)
@@ -245,22 +259,26 @@ def tty_confirm(
                 await _page(visible(req.whole), err)
                 continue
             break
-        loaded = settings()
-        if answer in ("a", "always") and loaded is not None:
+        scope: Scope | None = None
+        if answer in ("a", "always"):
+            scope = "workspace"
+        elif answer in ("e", "everywhere"):
+            scope = "everywhere"
+        run = loaded()
+        if scope is not None and run is not None:
             from picobot_tui.config.remember import remember_always
 
             try:
-                saved = remember_always(loaded, req)
+                saved = remember_always(*run, req, scope)
             except (OSError, ValueError) as e:
-                err.write(f"could not save to config.json: {e} (allowed until exit)\n")
+                err.write(f"could not save the rule: {e} (allowed this once)\n")
             else:
                 if saved is None:
-                    err.write("nothing saved: no command prefix is safe to remember\n")
+                    err.write("nothing saved: no rule could match this command\n")
                 else:
                     err.write(f"{saved[0]} is now always allowed (saved to {saved[1]})\n")
-            return "always"  # the loop allows the same scope for the rest of the run
-        if answer in ("a", "always"):
-            return "always"
+        if scope is not None:
+            return "always"  # the loop allows this call
         if answer in ("s", "session"):
             return "allow_session"
         return "allow" if answer in ("y", "yes") else "deny"
@@ -271,10 +289,10 @@ def tty_confirm(
 async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
     renderer = TextRenderer(flags, sys.stdout, sys.stderr)
     received: list[int] = []
-    loaded: list[Settings] = []  # the run's settings, for "always" answers
+    loaded: list[tuple[Settings, ToolContext]] = []  # the run's, for "always" answers
     confirm = tty_confirm(flags, sys.stderr, lambda: loaded[0] if loaded else None)
     with open_run(opts, confirm=confirm) as run:
-        loaded.append(run.settings)
+        loaded.append((run.settings, run.runtime.tools.ctx))
         run.runtime.loop.single_turn = True  # no turn follows: core/cache_plan.py
         print_warnings(run.warnings, sys.stderr)
         outcome = "error"

@@ -150,6 +150,8 @@ def open_run(
     settings, warnings = load_checked_settings(opts)
     model = opts.model or settings.agents.defaults.model
     runtime = build_runtime(settings, model=model, confirm=confirm)
+    if runtime.tools.ctx.saved.problem:
+        warnings.append(runtime.tools.ctx.saved.problem)
     setup_logging(settings.log_path, runtime.scrub, to_stderr=opts.logs)
     problem = (
         budget_problem(runtime)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from picobot_tui.config.settings import Settings
+from picobot_tui.config.workspace_rules import load_rules
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.llm.demo import DemoModel, is_demo
 from picobot_tui.core.llm.model import ModelClient
@@ -87,7 +88,12 @@ def build_runtime(
     scrub = Scrubber(settings.secrets())
     store = session_store(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)
-    ctx = ToolContext(workspace=ws, config=settings.tools, secrets=tuple(settings.secrets()))
+    ctx = ToolContext(
+        workspace=ws,
+        config=settings.tools,
+        secrets=tuple(settings.secrets()),
+        saved=load_rules(ws),  # the always-allow answers saved for this workspace only
+    )
     tools = default_registry(ctx, scrub=scrub)
     client = model_client or make_model_client(settings, model_name)
     loop = AgentLoop(

@@ -455,8 +455,9 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
         # Imported here: the modal and config writing are not needed for the first frame.
         from picobot_tui.tui.approval import ask
 
-        assert self.settings is not None  # a turn runs only once settings are loaded
-        decision = await ask(self, self.settings, request)
+        # a turn runs only once settings and the runtime are loaded
+        assert self.settings is not None and self.runtime is not None
+        decision = await ask(self, self.settings, self.runtime.tools.ctx, request)
         self.router.approval_answered(request.id, decision)
         return decision
 
@@ -583,8 +584,8 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
     def action_permissions(self) -> None:
         from picobot_tui.tui import permissions  # the list and config editing load lazily
 
-        if not self._starting() and self.settings is not None:
-            permissions.show(self, self.settings)
+        if not self._starting() and self.settings is not None and self.runtime is not None:
+            permissions.show(self, self.settings, self.runtime.tools.ctx)
 
     def action_mcp(self) -> None:
         if not self._starting():

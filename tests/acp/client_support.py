@@ -119,6 +119,8 @@ class RecordingClient:
         )
 
     def answer_permissions(self, *kinds: str) -> None:
+        """Answer the next requests with these option kinds (`allow_always`), or these
+        option ids (`id:always_everywhere`)."""
         self._queued.extend(kinds)
 
     def cancel_pending(self, session_id: str) -> int:
@@ -223,7 +225,8 @@ class RecordingClient:
         kind = await call.answer
         if kind is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        chosen = [o for o in options if o.kind == kind]
+        # "id:<optionId>" picks that option; a kind picks the first option of that kind
+        chosen = [o for o in options if o.kind == kind or f"id:{o.option_id}" == kind]
         if not chosen:
             self.problems.append(f"no {kind!r} option offered: {[o.kind for o in options]}")
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))

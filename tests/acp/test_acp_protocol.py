@@ -346,20 +346,28 @@ async def test_permission_allow_once_asks_again_next_time(shared: SharedAgent, l
 async def test_permission_allow_always_is_saved_and_not_asked_again(
     configured_home: Path, llm_server
 ) -> None:
+    ls = tool_call_reply("exec", {"command": "ls -a"}, id="call_3")
     llm_server.script(
         [_write("a.txt"), text_reply("one"), _write("b.txt", call_id="call_2"), text_reply("two")]
+        + [ls, text_reply("three")]
     )
     client = RecordingClient()
-    client.answer_permissions("allow_always")
+    # the first allow_always option is "always" in this workspace; then "everywhere", by id
+    client.answer_permissions("allow_always", "id:always_everywhere")
     async with spawn_agent(configured_home, client) as agent:
         sid = await agent.start()
         assert (await agent.say(sid, "write a")).stop_reason == "end_turn"
         assert (await agent.say(sid, "write b")).stop_reason == "end_turn"
+        assert (await agent.say(sid, "list")).stop_reason == "end_turn"
         ws = agent.workspace
     assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
-    assert len(client.permissions) == 1
-    saved = config(configured_home)["tools"]
-    assert "write_file" in json.dumps(saved.get("alwaysAllow", saved.get("always_allow")))
+    assert len(client.permissions) == 2
+    names = [o.name for o in client.permissions[1].options]
+    assert "Always allow `ls …` in this workspace" in names
+    assert "Always allow `ls …` everywhere" in names
+    here = json.loads((configured_home / "permissions.json").read_text())["workspaces"]
+    assert here == {str(ws.resolve()): {"alwaysAllow": ["write_file"]}}
+    assert config(configured_home)["tools"]["alwaysAllow"] == ["exec(ls:*)"]
     assert not client.problems
 
 

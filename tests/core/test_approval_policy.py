@@ -230,24 +230,38 @@ def test_a_saved_config_is_private_when_new_and_keeps_its_mode_after(tmp_path) -
     assert [p.name for p in new.parent.iterdir()] == ["config.json"]  # no temp left
 
 
-def test_remember_always_saves_the_host_not_the_tool(tmp_path, picobot_home) -> None:
+def test_remember_always_saves_for_this_workspace_or_everywhere(tmp_path, picobot_home) -> None:
     s = _settings(tmp_path)
+    ctx = ToolContext(tmp_path, s.tools)
+    here = picobot_home / "permissions.json"
+    # "everywhere": config.json, as before; the host, never the tool
     req = ApprovalRequested("c", "web_fetch", {}, "", scope="host", host="c.example")
-    what, where = remember_always(s, req)
-    assert where == picobot_home / "config.json" and "c.example" in what
+    what, where = remember_always(s, ctx, req, "everywhere")
+    assert where == picobot_home / "config.json" and "c.example" in what and "everywhere" in what
     assert json.loads(where.read_text()) == {"tools": {"web": {"allowHosts": ["c.example"]}}}
     assert s.tools.web.allow_hosts == ["c.example"] and "web_fetch" not in s.tools.always_allow
+    assert not here.exists()
+    # the default: this workspace only, in permissions.json and in the run's rules
     tool = ApprovalRequested("d", "write_file", {}, "")
-    assert remember_always(s, tool)[0] == "write_file" and s.tools.always_allow == ["write_file"]
-    saved = json.loads(where.read_text())["tools"]
-    assert saved == {"web": {"allowHosts": ["c.example"]}, "alwaysAllow": ["write_file"]}
-    # exec saves the offered command prefix, never the whole tool; no prefix: nothing.
-    cmd = ApprovalRequested("e", "exec", {"command": "git status -s"}, "", prefix="git status")
-    assert "git status" in remember_always(s, cmd)[0]
-    assert s.tools.always_allow == ["write_file", "exec(git status:*)"]
-    assert remember_always(s, ApprovalRequested("f", "exec", {"command": "sh -c x"}, "")) is None
-    saved = json.loads(where.read_text())["tools"]
-    assert saved["alwaysAllow"] == ["write_file", "exec(git status:*)"]
+    assert remember_always(s, ctx, tool) == ("write_file (in this workspace)", here)
+    assert ctx.saved.tools == ["write_file"] and s.tools.always_allow == []
+    # exec saves the offered rule, never the whole tool; no rule: nothing
+    cmd = ApprovalRequested("e", "exec", {}, "", prefix="git status", rule="exec(git status:*)")
+    assert "git status" in remember_always(s, ctx, cmd)[0]
+    exact = ApprovalRequested("f", "exec", {}, "", rule="exec(ls -la)")
+    assert remember_always(s, ctx, exact) == (
+        "the exact command exec(ls -la) (in this workspace)",
+        here,
+    )
+    assert remember_always(s, ctx, ApprovalRequested("g", "exec", {}, "")) is None
+    assert ctx.saved.tools == ["write_file", "exec(git status:*)", "exec(ls -la)"]
+    key = str(tmp_path.resolve())
+    assert json.loads(here.read_text()) == {
+        "version": 1,
+        "workspaces": {key: {"alwaysAllow": ["write_file", "exec(git status:*)", "exec(ls -la)"]}},
+    }
+    assert stat.S_IMODE(here.stat().st_mode) == 0o600
+    assert json.loads(where.read_text()) == {"tools": {"web": {"allowHosts": ["c.example"]}}}
 
 
 @pytest.mark.parametrize(
@@ -269,14 +283,17 @@ async def test_json_channel_decisions(tmp_path, picobot_home) -> None:
     out = io.StringIO()
     channel = JsonChannel(out, yes=False)
     channel.settings = _settings(tmp_path)
+    channel.ctx = ToolContext(tmp_path, channel.settings.tools)
     got = []
     for decision in ("allow", "allow_session", "deny", "always"):
         req = ApprovalRequested("c1", "web_fetch", {}, "p", scope="host", host="h.example")
         task = asyncio.create_task(channel.confirm(req))
         while "c1" not in channel.pending:
             await asyncio.sleep(0)
-        line = json.dumps({"type": "approval", "id": "c1", "decision": decision})
-        channel.handle_line(line.encode())
+        answer = {"type": "approval", "id": "c1", "decision": decision}
+        if decision == "always":
+            answer["scope"] = "everywhere"
+        channel.handle_line(json.dumps(answer).encode())
         got.append(await task)
     assert got == ["allow", "allow_session", "deny", "always"]
     assert channel.settings.tools.web.allow_hosts == ["h.example"]

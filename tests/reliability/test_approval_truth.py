@@ -5,7 +5,7 @@
   so the SSRF guard does not hide the point): under `readonly` (with or without --yes) and
   headless without --yes and without a terminal the site receives NO request; with the host
   in tools.web.allowHosts, under `auto`, or with --yes it does; --json asks about the host and
-  "always" saves it to tools.web.allowHosts.
+  "always" everywhere saves it to tools.web.allowHosts.
 - point 7: escapes in an exec command and in a write_file diff are shown visibly in the --json
   preview and on the terminal prompt (a pty), never deleted or sent raw.
 - point 8: a 25,000-char command and a 3,500-line write are marked ("... not shown") with the
@@ -173,7 +173,8 @@ def test_json_asks_about_the_host_deny_sends_nothing_always_saves_it(tmp_path) -
             req = p.wait_until(
                 lambda: [e for e in p.events() if e["type"] == "approval_requested"][1:]
             )
-            p.send({"type": "approval", "id": req[0]["id"], "decision": "always"})
+            answer = {"id": req[0]["id"], "decision": "always", "scope": "everywhere"}
+            p.send({"type": "approval", **answer})
             p.wait_until(lambda: [e for e in p.events() if e["type"] == "turn_finished"][1:])
             p.close_stdin()
             assert p.finish(timeout=60) == 0, p.stderr

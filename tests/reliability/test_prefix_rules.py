@@ -3,8 +3,9 @@ item 15): a rule `exec(git status:*)` in tools.alwaysAllow allows `git status â€
 that merely starts with that text. Chaining (`;`, `&&`, `||`, `&`), substitutions (`$(â€¦)`,
 backticks, inside double quotes too), pipes, redirections, newlines, subshells, assignments
 and comments are put to the user, which headless without a terminal refuses: no PWNED file
-appears, and the model reads "Denied" for each. `--json` offers the prefix, "always" saves it,
-and a deny's reason reaches the model."""
+appears, and the model reads "Denied" for each. `--json` offers the prefix, "always" saves it
+(for this workspace), a command with no reviewed prefix is offered as itself (saved
+everywhere when asked so), and a deny's reason reaches the model."""
 
 from __future__ import annotations
 
@@ -114,6 +115,7 @@ def test_json_offers_the_prefix_always_saves_it_and_a_reason_reaches_the_model(t
             p.send({"type": "message", "content": "jp: go"})
             first = asked(1)
             assert first["id"] == "j1" and first["prefix"] == "git status"
+            assert first["rule"] == "exec(git status:*)" and first["note"] == ""
             p.send({"type": "approval", "id": "j1", "decision": "always"})
             second = asked(2)
             assert second["id"] == "j2"  # chained: asked although the rule is saved
@@ -122,7 +124,8 @@ def test_json_offers_the_prefix_always_saves_it_and_a_reason_reaches_the_model(t
             p.send({"type": "approval", "id": "j2", "decision": "deny", "reason": reason})
             fourth = asked(3)  # j3 ran without asking
             assert fourth["id"] == "j4" and fourth["prefix"] is None
-            p.send({"type": "approval", "id": "j4", "decision": "always"})  # allowed once
+            assert fourth["rule"] == "exec(sh -c 'touch ONCE')"  # no prefix: the exact command
+            p.send({"type": "approval", "id": "j4", "decision": "always", "scope": "everywhere"})
             p.wait_until(lambda: any(e["type"] == "turn_finished" for e in p.events()))
             p.close_stdin()
             assert p.finish(timeout=60) == 0, p.stderr
@@ -137,7 +140,11 @@ def test_json_offers_the_prefix_always_saves_it_and_a_reason_reaches_the_model(t
         f"Denied: the user did not allow this exec call. The user's reason: {reason}"
     )
     assert not results["j3"].startswith("Denied")
+    # j1's rule is this workspace's, j4's exact command everywhere's
+    here = json.loads((home / "permissions.json").read_text())
+    key = str((home / "workspace").resolve())
+    assert here == {"version": 1, "workspaces": {key: {"alwaysAllow": ["exec(git status:*)"]}}}
     saved = json.loads((home / "config.json").read_text())
-    assert saved["tools"]["alwaysAllow"] == ["exec(git status:*)"]  # j4 saved nothing
+    assert saved["tools"]["alwaysAllow"] == ["exec(sh -c 'touch ONCE')"]
     assert not (home / "workspace" / "PWNED").exists()
-    assert (home / "workspace" / "ONCE").exists()  # j4 was allowed once, as answered
+    assert (home / "workspace" / "ONCE").exists()  # j4 was allowed, as answered

@@ -91,7 +91,7 @@ async def test_allow_for_session_does_not_ask_again(settings):
     assert "write_file" not in settings.tools.always_allow
 
 
-async def test_always_allow_is_saved_to_config_keeping_other_keys(settings, picobot_home):
+async def test_always_everywhere_is_saved_to_config_keeping_other_keys(settings, picobot_home):
     config = picobot_home / "config.json"
     config.write_text(
         json.dumps({"agents": {"defaults": {"model": "x/y"}}, "tools": {"approval": "ask"}})
@@ -100,9 +100,10 @@ async def test_always_allow_is_saved_to_config_keeping_other_keys(settings, pico
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, "write")
         await wait_modal(pilot)
-        await pilot.press("a")
+        await pilot.press("e")
         await wait_idle(pilot)
         assert app.conversation.tool_block("w1").status == "ok"
+    assert not (picobot_home / "permissions.json").exists()
     saved = json.loads(config.read_text())
     assert saved["tools"] == {"approval": "ask", "alwaysAllow": ["write_file"]}
     assert saved["agents"] == {"defaults": {"model": "x/y"}}
@@ -173,7 +174,7 @@ async def test_a_long_preview_says_what_it_hides_and_f_shows_everything(settings
         assert app.conversation.tool_block("w1").status == "denied"
 
 
-async def test_web_fetch_asks_per_host_and_always_saves_allow_hosts(settings, picobot_home):
+async def test_web_fetch_asks_per_host_and_always_saves_the_host_here(settings, picobot_home):
     from tests.support.capture_site import CaptureSite
 
     settings.tools.web.allow_private = True
@@ -189,15 +190,18 @@ async def test_web_fetch_asks_per_host_and_always_saves_allow_hosts(settings, pi
             modal = await wait_modal(pilot)
             assert modal.host == "127.0.0.1"
             labels = [str(b.label) for b in modal.query(Button)]
-            assert "Always allow this host [a]" in labels
-            assert "Allow this host for session [s]" in labels
+            assert "Host always here [a]" in labels and "Everywhere [e]" in labels
+            assert "Host for session [s]" in labels
+            line = painted(modal.query_one("#approval-always", Static))
+            assert "always allows web_fetch of 127.0.0.1 in this workspace" in line
             assert "fetch from 127.0.0.1" in painted(modal.query_one("#approval-title", Static))
             assert not site.requests  # nothing sent while the user decides
             await pilot.press("a")
             await wait_idle(pilot)
             assert app.conversation.tool_block("f2").status == "ok"  # not asked again
         assert site.requests == ["/?d=one", "/?d=two"]
-    saved = json.loads((picobot_home / "config.json").read_text())
-    assert saved["tools"]["web"]["allowHosts"] == ["127.0.0.1"]
-    assert "web_fetch" not in saved["tools"].get("alwaysAllow", [])
-    assert settings.tools.web.allow_hosts == ["127.0.0.1"]
+    saved = json.loads((picobot_home / "permissions.json").read_text())["workspaces"]
+    workspace = str(Path(settings.agents.defaults.workspace).resolve())
+    assert saved == {workspace: {"allowHosts": ["127.0.0.1"]}}  # the host, not web_fetch
+    assert app.runtime is not None and app.runtime.tools.ctx.saved.hosts == ["127.0.0.1"]
+    assert settings.tools.web.allow_hosts == [] and not (picobot_home / "config.json").exists()

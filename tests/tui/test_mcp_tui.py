@@ -185,7 +185,7 @@ async def test_a_turn_calls_an_mcp_tool_through_the_approval_modal_and_always_sa
         await pilot.pause()
         body = modal.query_one("#approval-preview-body", Static)
         assert '"timezone": "UTC"' in str(body.content)
-        await pilot.press("a")
+        await pilot.press("e")  # always, everywhere: config.json
         await wait_idle(pilot)
         block = app.conversation.tool_block("m1")
         assert block.status == "ok" and block.tool_name == "time › get_current_time"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from picobot_tui.core.events import ToolStatus
+from picobot_tui.core.saved_rules import SavedRules
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import ToolsConfig
 
@@ -36,6 +37,9 @@ class ToolContext:
     files: FileAccess | None = None
     """Where read_file, write_file and edit_file read and write text (an editor's buffers,
     through ACP), else None: the disk. See core/tools/file_access.py."""
+    saved: SavedRules = field(default_factory=SavedRules)
+    """The always-allow answers saved for this workspace only (the approval policy and
+    web_fetch's redirects read them beside the config's lists)."""
 
 
 @dataclass(frozen=True)

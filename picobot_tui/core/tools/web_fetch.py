@@ -80,6 +80,7 @@ class WebFetchTool(Tool):
                 ctx.config.approval == "auto"
                 or normalize_host(host) == first
                 or host_allowed(host, web.allow_hosts)
+                or host_allowed(host, ctx.saved.hosts)
             )
 
         try:
