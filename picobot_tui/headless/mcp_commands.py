@@ -12,11 +12,11 @@ an `env` or `headers` value. The servers' stderr goes to the log file (`--logs`:
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.mcp.manager import McpManager, ServerStatus
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.base import ToolError
@@ -129,10 +129,10 @@ def parse_args(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as e:
+        value = json_input.loads(raw)
+    except json_input.JsonInputError as e:
         raise RunError(
-            f"--args is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}. "
+            f"--args is not valid JSON: {e}. "
             'Give one JSON object, e.g. --args \'{"timezone": "UTC"}\'.',
             EXIT_USAGE,
         ) from None
