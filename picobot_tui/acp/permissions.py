@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from acp import schema as s
 
 from picobot_tui.acp.updates import kind_of, text_content, title_of
+from picobot_tui.core.visible import label, visible_value
 
 if TYPE_CHECKING:
     from picobot_tui.acp.outbox import Outbox
@@ -37,14 +38,15 @@ ALLOW, ALLOW_SESSION, ALWAYS, DENY = "allow", "allow_session", "always", "deny"
 
 
 def options_for(req: ApprovalRequest) -> list[s.PermissionOption]:
+    """The options, labelled with `label` (a host, tool name or prefix shown as it is)."""
     if req.scope == "host" and req.host:
-        session_label = f"Allow {req.host} for this session"
-        always_label: str | None = f"Always allow {req.host} (saved)"
+        session_label = label(f"Allow {req.host} for this session")
+        always_label: str | None = label(f"Always allow {req.host} (saved)")
     else:
-        session_label = f"Allow {req.name} for this session"
-        always_label = f"Always allow {req.name} (saved)"
+        session_label = label(f"Allow {req.name} for this session")
+        always_label = label(f"Always allow {req.name} (saved)")
         if req.name == "exec":
-            always_label = f"Always allow `{req.prefix} …` (saved)" if req.prefix else None
+            always_label = label(f"Always allow `{req.prefix} …` (saved)") if req.prefix else None
     # "always" first of the allow_always kind: a client that picks by kind gets picobot's
     # "always", as the protocol means it ("remember this choice").
     options = [s.PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once")]
@@ -67,7 +69,7 @@ def tool_call_for(req: ApprovalRequest, extra: list[Any] | None = None) -> s.Too
         kind=kind_of(req.name),
         status="pending",
         content=content,
-        raw_input=req.arguments,
+        raw_input=visible_value(req.arguments),
     )
 
 
