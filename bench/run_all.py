@@ -2,6 +2,7 @@
 
     python -m bench                 # all ten figures (8-10 minutes)
     python -m bench --only 1,6,9    # some of them
+    python -m bench --write-docs    # the last run's table into docs/performance.md
     python bench/run_all.py         # the same as python -m bench
 
 Each benchmark prints its samples, medians and the median ratio against its baseline (run
@@ -63,7 +64,21 @@ def markdown_table(results: list[Result]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="comma-separated figure numbers, e.g. 1,6,9")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write the last run's figures into docs/performance.md (runs nothing)",
+    )
     args = parser.parse_args(argv)
+    if args.write_docs:
+        from bench.docs_table import DOC, write_docs
+
+        latest = ROOT / "bench" / "results" / "latest.json"
+        if not latest.exists():
+            print("no run yet: python -m bench first", file=sys.stderr)
+            return 1
+        print(f"{write_docs(latest)} figures written to {DOC.relative_to(ROOT)}")
+        return 0
     chosen = args.only.split(",") if args.only else list(MODULES)
     results: list[Result] = []
     failures: list[str] = []

@@ -48,7 +48,7 @@ def _library_logging(log_path: Path, scrub: Callable[[str], str]) -> None:
     the host's logging is left alone: no third-party logger is touched and records still
     propagate. The masking filter rewrites the record in place, and picobot's handler runs
     before any ancestor's, so what reaches the host's handlers is masked too."""
-    from picobot_tui.run.logs import LOGGER, ScrubFilter, _private_file, _QuietFileHandler
+    from picobot_tui.run.logs import LOGGER, file_handler
 
     logger = logging.getLogger(LOGGER)
     for old in [h for h in logger.handlers if getattr(h, "_picobot_api", False)]:
@@ -56,13 +56,9 @@ def _library_logging(log_path: Path, scrub: Callable[[str], str]) -> None:
         old.close()
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
-    try:
-        _private_file(log_path)
-    except OSError:
+    handler = file_handler(log_path, scrub)
+    if handler is None:
         return  # a read-only home must not stop the agent
-    handler = _QuietFileHandler(log_path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(ScrubFilter(scrub))
     handler._picobot_api = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
 
@@ -261,6 +257,7 @@ class Agent:
             workspace=runtime.tools.ctx.workspace,
             registry=runtime.tools,
             connect_timeout=old.connect_timeout,
+            scrub=runtime.scrub,
         )
         runtime.mcp = new
         runtime.loop.before_turn = new.ready_for_turn

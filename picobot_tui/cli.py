@@ -176,9 +176,9 @@ def _store() -> SessionStore:
     # import pydantic-settings (~0.1 s of CPU, a third of `sessions list`), and a typo in
     # config.json should not stop anyone from listing or exporting their sessions.
     from picobot_tui.core.paths import sessions_dir
-    from picobot_tui.core.sessions import SessionStore
+    from picobot_tui.run.session_stores import session_store
 
-    return SessionStore(sessions_dir())
+    return session_store(sessions_dir())
 
 
 def _resolve(store: SessionStore, raw: str) -> str:

@@ -154,7 +154,7 @@ def check_workspace(report: Report, settings: Any) -> None:
 
 
 def check_sandbox(report: Report, settings: Any) -> None:
-    from picobot_tui.core.tools.sandbox import sandbox_status
+    from picobot_tui.core.tools.exec.sandbox import sandbox_status
 
     status = sandbox_status(settings.tools.exec)
     mode = settings.tools.exec.sandbox

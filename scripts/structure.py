@@ -33,7 +33,7 @@ def _file(module: str) -> Path | None:
 
 
 def _group(module: str) -> str:
-    """The folder a module lives in: picobot_tui.core.tools.shell -> core/tools."""
+    """The folder a module lives in: picobot_tui.core.tools.web_fetch -> core/tools."""
     parts = module.split(".")[1:]
     if not parts:
         return "(top)"

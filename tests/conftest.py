@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterator
@@ -11,6 +12,10 @@ import pytest
 
 # LiteLLM must never fetch its price map: tests run offline.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+INSTANT_DEMO = ("PICOBOT_DEMO__WORDS_PER_SECOND", "0")
+"""The demo model answers at once in tests (it types 50 words a second for users); a test
+about its pacing sets `demo.wordsPerSecond` itself."""
 
 
 @pytest.fixture
@@ -27,6 +32,40 @@ def keep_picobot_logging() -> Iterator[None]:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", default=False, help="run long fuzzing runs")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand the reliability figures to the controller."""
+    from tests.reliability import fuzz
+
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["reliability"] = json.dumps({"ran": dict(fuzz.RAN), "notes": fuzz.NOTES})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """On the controller: add a finished worker's figures to the run's."""
+    from tests.reliability import fuzz
+
+    raw = getattr(node, "workeroutput", {}).get("reliability")
+    if raw:
+        got = json.loads(raw)
+        fuzz.RAN.update(got["ran"])
+        fuzz.NOTES.extend(got["notes"])
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from tests.reliability import fuzz
+
+    if fuzz.RAN:
+        terminalreporter.section("reliability: examples run per target")
+        for target, n in sorted(fuzz.RAN.items()):
+            terminalreporter.write_line(f"{target:<60} {n:>7}")
+    if fuzz.NOTES:
+        terminalreporter.section("reliability: figures")
+        for line in fuzz.NOTES:
+            terminalreporter.write_line(line)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -53,4 +92,5 @@ def picobot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     for key in list(os.environ):
         if key.startswith("PICOBOT_") and key != "PICOBOT_HOME":
             monkeypatch.delenv(key)
+    monkeypatch.setenv(*INSTANT_DEMO)
     yield home

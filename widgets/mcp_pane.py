@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from picobot_tui.core.textsafe import terminal_safe
+from picobot_tui.core.visible import visible
 
 from .block_text import format_duration
 
@@ -30,6 +30,7 @@ STATE_LOOK = {
     "connecting": ("◌", "$text-muted"),
     "failed": ("✗", "bold $text-error"),
     "closed": ("○", "$text-muted"),
+    "off": ("○", "$text-warning"),
 }
 EMPTY = "No MCP servers configured: add them under tools.mcpServers in config.json."
 
@@ -44,7 +45,7 @@ def server_text(status: ServerStatus) -> Content:
         state = "connecting…"
     parts: list[str | tuple[str, str]] = [
         (f"{icon} ", style),
-        (terminal_safe(status.name), "bold"),
+        (visible(status.name), "bold"),
         ("  ", ""),
         (status.transport, "$text-muted"),
         ("  ", ""),
@@ -52,15 +53,16 @@ def server_text(status: ServerStatus) -> Content:
         (f"  trust {status.trust}", "$text-muted"),
     ]
     if status.error:
-        parts += ["\n    ", (terminal_safe(status.error), "$text-error")]
+        look = "$text-warning" if status.state == "off" else "$text-error"
+        parts += ["\n    ", (visible(status.error), look)]
     if status.tools:
         count = f"{len(status.tools)} tool" + ("s" if len(status.tools) != 1 else "")
-        names = ", ".join(terminal_safe(t) for t in status.tools)
+        names = ", ".join(visible(t) for t in status.tools)
         parts += ["\n    ", (f"{count}: ", "$text-muted"), names]
     elif status.state == "connected":
         parts += ["\n    ", ("no tools", "$text-muted")]
     if status.unknown_enabled:
-        missing = ", ".join(terminal_safe(t) for t in status.unknown_enabled)
+        missing = ", ".join(visible(t) for t in status.unknown_enabled)
         parts += ["\n    ", (f"enabledTools not listed by the server: {missing}", "$text-warning")]
     return Content.assemble(*parts)
 

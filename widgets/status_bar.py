@@ -21,6 +21,7 @@ MCP_STYLES = {
     "connected": "$text-success",
     "connecting": "$text-muted",
     "failed": "bold $text-error",
+    "off": "$text-muted",
 }
 """The MCP cell's colour: a failed server shows (with a ✗) until it reconnects."""
 
@@ -40,7 +41,8 @@ class StatusBar(Widget):
     mcp: reactive[str] = reactive("")
     """`mcp 2/3`: connected of configured MCP servers ("" with none configured: no cell)."""
     mcp_state: reactive[str] = reactive("connecting")
-    """"connecting", "connected" (all settled, none failed) or "failed" (any failed)."""
+    """"connecting", "connected" (all settled, none failed), "failed" (any failed) or "off"
+    (none started: an untrusted workspace)."""
 
     def render(self) -> Content:
         dot = "●" if self.state == "idle" else "◆"

@@ -67,7 +67,9 @@ class TrustScreen(ModalScreen[bool]):
                 yield Button(Content("Read-only [n]"), id="trust-no", variant="error")
 
     def on_mount(self) -> None:
-        self.query_one("#trust-yes", Button).focus()
+        # Enter answers read-only: a stray or typed-ahead Enter (the user was sending their
+        # first message as the question came up) must never grant trust; `y` or a click does.
+        self.query_one("#trust-no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -10,7 +10,7 @@ from typing import Any
 from acp import schema as s
 from pydantic import ValidationError
 
-from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 
 
 class McpServerProblem(ValueError):

@@ -113,14 +113,14 @@ class PicobotAgent:
         from picobot_tui.acp.sessions import CwdBook
         from picobot_tui.config.settings import load_settings
         from picobot_tui.core.secrets import Scrubber
-        from picobot_tui.core.sessions import SessionStore
         from picobot_tui.run.logs import setup_logging
+        from picobot_tui.run.session_stores import session_store
 
         settings, _ = load_settings()
         scrub = Scrubber(settings.secrets())
         setup_logging(settings.log_path, scrub, to_stderr=self.logs)
         self._log_scrub = scrub  # each session's own secrets are added (its MCP servers')
-        store = SessionStore(settings.sessions_dir, scrub=scrub)
+        store = session_store(settings.sessions_dir, scrub=scrub)
         return store, CwdBook(settings.data_dir / "acp_sessions.json")
 
     async def _ready(self) -> tuple[Any, CwdBook]:

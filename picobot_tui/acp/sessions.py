@@ -27,7 +27,7 @@ from picobot_tui.run.options import RunOptions
 from picobot_tui.run.runtime import Runtime, build_runtime
 
 if TYPE_CHECKING:
-    from picobot_tui.core.mcp.config import McpServerConfig
+    from picobot_tui.core.shapes.mcp_server import McpServerConfig
 
 log = logging.getLogger("picobot.acp")
 

@@ -20,8 +20,8 @@ from pydantic.alias_generators import to_camel
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.atomic_write import atomic_write
-from picobot_tui.core.llm.providers import PROVIDER_ENV
 from picobot_tui.core.paths import config_path, picobot_home
+from picobot_tui.core.shapes.providers import PROVIDER_ENV
 
 TEMPLATES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 

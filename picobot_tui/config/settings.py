@@ -114,7 +114,7 @@ def _message(err: Any) -> str:
     if err.get("type") == "extra_forbidden" and len(loc) > 2 and loc[-3] == "mcp_servers":
         import difflib
 
-        from picobot_tui.core.mcp.config import McpServerConfig
+        from picobot_tui.core.shapes.mcp_server import McpServerConfig
 
         key = str(loc[-1])
         keys = [to_camel(f) for f in McpServerConfig.model_fields]

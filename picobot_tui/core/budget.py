@@ -122,10 +122,21 @@ def _is_user(msg: Message) -> bool:
     return msg.get("role") == "user"
 
 
+def _ends_turn(msg: Message) -> bool:
+    """An assistant message without tool calls: the loop records one as the last message of
+    a turn (the answer, or the stop it ran into), so nothing of that turn comes after it."""
+    return msg.get("role") == "assistant" and not msg.get("tool_calls")
+
+
 def _exchange_heads(messages: Sequence[Message], count: int) -> tuple[list[Message], int]:
     """The first `count` exchanges, each reduced to its user message and the assistant's
     final text reply (tool traffic in between is left out, so no pair is split), and the
-    index just after the last exchange taken."""
+    index just after the last exchange taken.
+
+    The reply is the message that ended the turn, not the last text before the next user
+    message: a history already bounded holds the first exchange followed by a later turn's
+    tail, and the last text there is that later turn's answer (TURN-1 went out paired with
+    ANSWER-4 once a long-running process trimmed twice)."""
     head: list[Message] = []
     exchanges = 0
     i = 0
@@ -137,10 +148,12 @@ def _exchange_heads(messages: Sequence[Message], count: int) -> tuple[list[Messa
         user = messages[i]
         j = i + 1
         reply: Message | None = None
+        ended = False
         while j < len(messages) and not _is_user(messages[j]):
             m = messages[j]
-            if m.get("role") == "assistant" and not m.get("tool_calls") and m.get("content"):
-                reply = m
+            if not ended and _ends_turn(m):
+                ended = True
+                reply = m if m.get("content") else None
             j += 1
         head.append(user)
         if reply is not None:
@@ -324,4 +337,9 @@ def bound_history(messages: Sequence[Message], max_messages: int) -> list[Messag
             break
         older.insert(0, unit)
         n += len(unit)
+    if last_summary is None and not any(_ends_turn(m) for m in head):
+        # A first turn that ended without an answer must not be followed by another turn's
+        # tail: the next bound would take that tail's answer as the first exchange's.
+        while older and not _is_user(older[0][0]):
+            older.pop(0)
     return head + _flat(older) + _flat(kept)

@@ -20,7 +20,7 @@ import re
 import shlex
 from typing import Any
 
-from picobot_tui.core.tools.shell_words import Expander, Unanalysable
+from picobot_tui.core.tools.exec.words import Expander, Unanalysable
 from picobot_tui.core.visible import has_invisible
 
 COMMAND_TOOL = "exec"
@@ -175,7 +175,7 @@ def literal_words(command: str) -> list[str] | None:
         return None
     if not command.strip() or not _scan_ok(command):
         return None
-    import bashlex  # lazy, as in shell_confine: needed only when an exec call is judged
+    import bashlex  # lazy, as in tools/exec/confine.py: needed only when an exec call is judged
 
     try:
         trees = bashlex.parse(command)

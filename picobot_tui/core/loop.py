@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -361,7 +362,9 @@ class AgentLoop:
                         "status": "cancelled",
                     },
                 )
-                turn.tool_traces.append(ToolTrace(call_id, name, 0.0, False, "cancelled"))
+                t0 = turn.call_t0.pop(call_id, None)  # None: queued behind it, never started
+                ms = round((time.monotonic() - t0) * 1000, 1) if t0 is not None else 0.0
+                turn.tool_traces.append(ToolTrace(call_id, name, ms, False, "cancelled"))
             turn.open_calls.clear()
         else:
             # Even with no text yet: an empty marker, so a resumed session shows the turn was

@@ -19,3 +19,9 @@ def config_path() -> Path:
 def sessions_dir() -> Path:
     """The session store's directory (what `Settings.sessions_dir` returns)."""
     return picobot_home() / "sessions"
+
+
+def mcp_cwd() -> Path:
+    """Where a stdio MCP server runs when its config names no `cwd`: a private folder of
+    picobot's, never the workspace (core/mcp/launch.py says why)."""
+    return picobot_home() / "data" / "mcp"

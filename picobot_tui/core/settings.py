@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from picobot_tui.core.llm.providers import PROVIDER_NAMES
-from picobot_tui.core.mcp.config import McpServerConfig, check_server_names
 from picobot_tui.core.paths import picobot_home
 from picobot_tui.core.settings_base import Section
+from picobot_tui.core.shapes.mcp_server import McpServerConfig, check_server_names
+from picobot_tui.core.shapes.providers import PROVIDER_NAMES
 
 __all__ = ["CoreSettings", "McpServerConfig", "Section"]
 
@@ -79,7 +79,7 @@ class ProviderConfig(Section):
 
 
 class ProvidersConfig(Section):
-    """The `providers` group: one entry per provider in `core.llm.providers.PROVIDERS`."""
+    """The `providers` group: one entry per provider in `core.shapes.providers.PROVIDERS`."""
 
     openai: ProviderConfig = ProviderConfig()
     anthropic: ProviderConfig = ProviderConfig()
@@ -167,14 +167,23 @@ class CheckpointsConfig(Section):
     first."""
 
 
+class DemoConfig(Section):
+    """The `demo` group: the offline demo model (`--model demo`)."""
+
+    words_per_second: float = Field(default=50.0, ge=0)
+    """How fast the demo types its answers, as a provider streams; `0` answers at once (the
+    test suite runs the demo so: at 50, a test spent 2-9 s watching it type)."""
+
+
 class CoreSettings(Section):
-    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, and the
-    derived paths."""
+    """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, `demo`, and
+    the derived paths."""
 
     agents: AgentsConfig = AgentsConfig()
     providers: ProvidersConfig = ProvidersConfig()
     tools: ToolsConfig = ToolsConfig()
     checkpoints: CheckpointsConfig = CheckpointsConfig()
+    demo: DemoConfig = DemoConfig()
 
     # -- derived paths -------------------------------------------------------------------
     @property

@@ -45,7 +45,7 @@ async def run_tool(
     With `session_key`, what the call changes is checkpointed (core/checkpoints/hook.py)."""
     fn = call["function"]
     call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
-    t0 = time.monotonic()
+    t0 = turn.call_t0[call_id] = time.monotonic()
     args: dict[str, Any] | None = None
     result: ToolResult
     try:
@@ -93,7 +93,8 @@ async def run_tool(
                 "denied",
             )
         else:
-            t0 = time.monotonic()  # the duration is the tool's, not the user's thinking
+            # The duration is the tool's, not the user's thinking.
+            t0 = turn.call_t0[call_id] = time.monotonic()
             if settings.checkpoints.enabled and session_key is not None:
                 from picobot_tui.core.checkpoints.hook import run_checkpointed
 
@@ -124,6 +125,7 @@ async def run_tool(
         }
     )
     turn.open_calls.pop(call_id, None)
+    turn.call_t0.pop(call_id, None)
     yield ToolCallFinished(call_id, name, result.ok, duration, result.content, result.status)
 
 

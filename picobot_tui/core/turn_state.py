@@ -78,6 +78,9 @@ class TurnState:
 
     text: list[str] = field(default_factory=list)
     open_calls: dict[str, str] = field(default_factory=dict)  # id -> name, no result yet
+    # id -> when it started (monotonic): after an approval, when it began to run. A call
+    # cancelled before its result is traced with the time it took until then.
+    call_t0: dict[str, float] = field(default_factory=dict)
     tool_traces: list[ToolTrace] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -5,8 +5,10 @@ prints what the TUI's `/mcp` pane shows: transport, state (with the error), tool
 time. `call` connects to one server and runs one tool through the registry, so it prints
 exactly the text the model would read (sanitised, secrets scrubbed, truncated).
 
-Everything printed passes through the run's scrubber: a server's error or result may echo
-an `env` or `headers` value. The servers' stderr goes to the log file (`--logs`: stderr too).
+Everything printed passes through the run's scrubber (a server's error or result may echo
+an `env` or `headers` value) and shows escapes and bidi controls as stand-ins
+(core/visible.py): a server names its own tools. The servers' stderr goes to the log file
+(`--logs`: stderr too).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import IO, Any
 
 from picobot_tui.core import json_input
 from picobot_tui.core.mcp.manager import McpManager, ServerStatus
-from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.base import ToolError
+from picobot_tui.core.visible import visible
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import load_checked_settings
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
@@ -107,7 +109,7 @@ async def _list(runtime: Runtime, out: IO[str]) -> int:
         await mcp.close()
     up = sum(1 for s in statuses if s.state == "connected")
     text += f"\n{up} of {len(statuses)} MCP server{'s' if len(statuses) != 1 else ''} connected."
-    out.write(runtime.scrub(terminal_safe(text)) + "\n")
+    out.write(runtime.scrub(visible(text)) + "\n")
     out.flush()
     return EXIT_OK if up == len(statuses) else EXIT_ERROR
 
@@ -162,6 +164,7 @@ def _one_server(runtime: Runtime, server: str) -> McpManager:
         workspace=runtime.tools.ctx.workspace,
         registry=runtime.tools,
         connect_timeout=runtime.settings.tools.mcp_connect_timeout,
+        scrub=runtime.scrub,
     )
 
 
@@ -175,7 +178,7 @@ def _model_name(manager: McpManager, server: str, tool: str) -> str:
         return names[tool]
     if tool in names.values():
         return tool
-    offered = ", ".join(f"`{n}`" for n in names) or "none"
+    offered = ", ".join(f"`{visible(n)}`" for n in names) or "none"
     limited = " (enabledTools limits them)" if found.config.enabled_tools is not None else ""
     raise RunError(
         f"MCP server `{server}` has no tool `{tool}`; its tools{limited}: {offered}", EXIT_USAGE
@@ -197,9 +200,9 @@ async def _call(
         await manager.wait_ready()
         status = manager.statuses()[0]
         if status.state != "connected":
-            why = status.error if status.state == "failed" else None
+            why = status.error if status.state in ("failed", "off") else None
             why = why or _still_connecting(manager.connect_timeout)
-            err.write(scrub(terminal_safe(f"picobot: MCP server `{server}`: {why}")) + "\n")
+            err.write(scrub(visible(f"picobot: MCP server `{server}`: {why}")) + "\n")
             return EXIT_ERROR
         name = _model_name(manager, server, tool)
         registry = runtime.tools

@@ -28,6 +28,7 @@ from picobot_tui.core.sessions import SessionError, SessionNotFound, SessionStor
 from picobot_tui.core.sessions.branch import check_turn
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from picobot_tui.run.session_stores import session_store
 
 Echo = Callable[[str], None]
 
@@ -43,7 +44,7 @@ def _err(text: str) -> None:
 def _stores() -> tuple[SessionStore, CheckpointStore]:
     from picobot_tui.core.paths import sessions_dir
 
-    return SessionStore(sessions_dir()), CheckpointStore(checkpoints_root(picobot_home()))
+    return session_store(sessions_dir()), CheckpointStore(checkpoints_root(picobot_home()))
 
 
 def _what(item: FileRestore) -> str:

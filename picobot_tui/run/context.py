@@ -69,7 +69,7 @@ def start_model(settings: Settings, model: str | None) -> tuple[str, str | None]
         return name, None
     from picobot_tui.core.llm.client import provider_for
     from picobot_tui.core.llm.demo import DEMO_MODEL
-    from picobot_tui.core.llm.providers import PROVIDER_ENV
+    from picobot_tui.core.shapes.providers import PROVIDER_ENV
 
     env = PROVIDER_ENV.get(provider_for(name) or "", "the provider's API key variable")
     return DEMO_MODEL, (

@@ -18,6 +18,7 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
 from picobot_tui.core.tracing import Tracer
+from picobot_tui.run.session_stores import session_store
 from picobot_tui.run.workspace import check_workspace, untrusted_note
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Runtime:
 def make_model_client(settings: Settings, model: str) -> ModelClient:
     """The demo model, or the lazy LiteLLM client (litellm is imported on first use)."""
     if is_demo(model):
-        return DemoModel()
+        return DemoModel.paced(settings.demo.words_per_second)
     from picobot_tui.core.llm.client import LiteLLMClient
 
     return LiteLLMClient(settings)
@@ -56,7 +57,11 @@ def use_model(runtime: Runtime, name: str, *, real: ModelClient | None = None) -
     current = runtime.model
     client: ModelClient
     if is_demo(name):
-        client = current if isinstance(current, DemoModel) else DemoModel()
+        client = (
+            current
+            if isinstance(current, DemoModel)
+            else DemoModel.paced(runtime.settings.demo.words_per_second)
+        )
     elif not isinstance(current, DemoModel):
         client = current
     else:
@@ -80,7 +85,7 @@ def build_runtime(
     # and is not an implicit $HOME or /.
     ws = check_workspace(settings, create=True)
     scrub = Scrubber(settings.secrets())
-    store = SessionStore(settings.sessions_dir, scrub=scrub)
+    store = session_store(settings.sessions_dir, scrub=scrub)
     tracer = Tracer(settings.traces_path, scrub=scrub)
     ctx = ToolContext(workspace=ws, config=settings.tools, secrets=tuple(settings.secrets()))
     tools = default_registry(ctx, scrub=scrub)
@@ -104,16 +109,20 @@ def build_runtime(
             workspace=ws,
             registry=tools,
             connect_timeout=settings.tools.mcp_connect_timeout,
+            scrub=scrub,
         )
         loop.before_turn = runtime.mcp.ready_for_turn
     return runtime
 
 
 def make_untrusted(runtime: Runtime) -> None:
-    """No context files from the workspace, and no tool that changes anything."""
+    """No context files from the workspace, no tool that changes anything, and no MCP
+    server started (every call of one would be refused; starting it runs code)."""
     ws = runtime.tools.ctx.workspace
     runtime.tools.ctx.read_only = untrusted_note(ws)
     runtime.loop.context.workspace_files = False
+    if runtime.mcp is not None:
+        runtime.mcp.hold(f"not started: the workspace {ws} is not trusted")
 
 
 @asynccontextmanager

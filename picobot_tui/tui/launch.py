@@ -18,11 +18,12 @@ def run_app(options: RunOptions) -> int:
     if options.session is not None:
         # Resolved before the screen opens: an unknown id is a usage error, not a flash.
         from picobot_tui.core.paths import sessions_dir
-        from picobot_tui.core.sessions import SessionError, SessionStore
+        from picobot_tui.core.sessions import SessionError
+        from picobot_tui.run.session_stores import session_store
 
         try:
             options = replace(
-                options, session=SessionStore(sessions_dir()).resolve(options.session)
+                options, session=session_store(sessions_dir()).resolve(options.session)
             )
         except SessionError as e:
             raise RunError(f"{e}", EXIT_USAGE) from None

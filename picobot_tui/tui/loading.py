@@ -81,7 +81,7 @@ def warm_up(
     if runtime.banner:
         show(NoticeShown("info", runtime.banner))
     if not deterministic:  # snapshots must not depend on whether bwrap is installed
-        from picobot_tui.core.tools.sandbox import exec_sandbox_note
+        from picobot_tui.core.tools.exec.sandbox import exec_sandbox_note
 
         # Probing bwrap runs a process (~7 ms): off the UI thread, and cached for exec.
         show(ExecNoteShown(exec_sandbox_note(settings.tools.exec)))

@@ -31,7 +31,10 @@ def tool_label(name: str, server: str) -> str:
 
 
 def status_event(manager: McpManager) -> McpShown:
-    """The status bar's cell: `mcp 2/3`, coloured by the worst state."""
+    """The status bar's cell: `mcp 2/3`, coloured by the worst state (`mcp off`, muted, in
+    an untrusted workspace)."""
+    if manager.held is not None:
+        return McpShown(manager.summary(), "off")
     states = {s.state for s in manager.servers.values()}
     state = "failed" if "failed" in states else "connecting" if "connecting" in states else ""
     return McpShown(manager.summary(), state or "connected")

@@ -61,9 +61,10 @@ async def settle(app: App[Any], settings: CoreSettings, options: RunOptions) -> 
 
 def untrusted_notice(runtime: Runtime) -> ViewEvent:
     """What the transcript says when the tools are read-only for an untrusted workspace."""
+    servers = " and no MCP server is started" if runtime.mcp is not None else ""
     return NoticeShown(
         "warning",
         f"{runtime.tools.ctx.workspace} is not trusted: its AGENTS.md, skills, kb/ and "
-        "TODO.md are not loaded, and the tools are read-only. To change that, remove it from "
-        f"{trust_path()}, or start with --workspace.",
+        f"TODO.md are not loaded, the tools are read-only{servers}. To change that, remove "
+        f"it from {trust_path()}, or start with --workspace.",
     )

@@ -13,6 +13,7 @@ import pytest
 
 from picobot_tui import Agent, AgentError
 from picobot_tui.core.events import ApprovalRequested, TurnFinished, TurnStarted
+from tests.conftest import INSTANT_DEMO
 from tests.core.test_import_hygiene import loaded_after
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -61,6 +62,7 @@ def test_the_readme_example_runs_as_written(picobot_home: Path, tmp_path: Path) 
             **{k: v for k, v in __import__("os").environ.items() if not k.endswith("_API_KEY")},
             "PICOBOT_HOME": str(picobot_home),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            INSTANT_DEMO[0]: INSTANT_DEMO[1],
         },
     )
     assert res.returncode == 0, res.stderr

@@ -199,6 +199,64 @@ def test_bound_keeps_the_summary_prefix() -> None:
     assert len(kept) <= 12 and kept[-1] is msgs[-1]
 
 
+def _first_exchange(full: list[dict[str, Any]]) -> list[Any]:
+    """TURN-1 and the message that ended turn 1 (its answer), read off the whole history."""
+    first = next(i for i, m in enumerate(full) if m["role"] == "user")
+    end = next(
+        (
+            m
+            for m in full[first + 1 :]
+            if m["role"] == "user" or (m["role"] == "assistant" and not m.get("tool_calls"))
+        ),
+        None,
+    )
+    answer = end if end is not None and end["role"] == "assistant" else None
+    return [full[first]["content"], answer["content"] if answer and answer["content"] else None]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    turns=st.lists(
+        st.tuples(st.integers(0, 4), st.booleans()),  # tool rounds, answered?
+        min_size=2,
+        max_size=25,
+    ),
+    limit=st.integers(4, 20),
+)
+def test_repeated_bounds_keep_the_first_exchange(turns: list[tuple[int, bool]], limit: int) -> None:
+    """A long-running process (--json, the TUI, the library) bounds the history it already
+    bounded, once per model call: the first exchange stays TURN-1 with turn 1's answer after
+    any number of bounds (it went out as TURN-1 with ANSWER-4), as on a resume of the file."""
+    full: list[dict[str, Any]] = []
+    live: list[dict[str, Any]] = []
+
+    def add(msg: dict[str, Any]) -> None:
+        full.append(msg)
+        live.append(msg)
+
+    for n, (rounds, answered) in enumerate(turns):
+        add(user(f"TURN-{n + 1}"))
+        for r in range(rounds + 1):
+            if len(live) > limit:  # what the loop does before each model call
+                live[:] = bound_history(live, limit)
+                expected = _first_exchange(full)
+                resumed = bound_history(full, limit)
+                for bounded in (live, resumed):
+                    assert_valid(bounded)
+                    if n == 0 or bounded[0]["content"] != expected[0]:
+                        continue  # turn 1 is the current one, or gave way to it (no room)
+                    second = bounded[1] if len(bounded) > 1 else None
+                    if expected[1] is None:
+                        assert second is None or second["role"] == "user", (expected, bounded)
+                    else:
+                        assert second is not None and second["content"] == expected[1]
+            if r < rounds:
+                add(calls(f"c{n}_{r}"))
+                add(result(f"c{n}_{r}"))
+        if answered:
+            add(reply(f"ANSWER-{n + 1}"))
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     shape=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 600)), min_size=1, max_size=40),

@@ -106,7 +106,7 @@ def test_comment_stripping_keeps_strings() -> None:
 
 
 def test_provider_entries_match_the_provider_table() -> None:
-    from picobot_tui.core.llm.providers import PROVIDER_NAMES
     from picobot_tui.core.settings import ProvidersConfig
+    from picobot_tui.core.shapes.providers import PROVIDER_NAMES
 
     assert tuple(ProvidersConfig.model_fields) == PROVIDER_NAMES

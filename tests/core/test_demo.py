@@ -66,3 +66,18 @@ async def test_demo_counts_the_entries_not_the_header(tmp_path: Any) -> None:
     assert "**6** entries" in answer and "(6 entries)" not in answer
     said = "".join(e.text for e in events if e.type == "text_delta")
     assert "You said: _what is here?_" in said  # the time line is no part of the words
+
+
+def test_the_demo_types_at_the_configured_pace(picobot_home, monkeypatch) -> None:
+    """`demo.wordsPerSecond`: 50 for users (it reads as a provider streaming), 0 at once."""
+    from picobot_tui.run.runtime import make_model_client
+
+    monkeypatch.delenv("PICOBOT_DEMO__WORDS_PER_SECOND")
+    settings = load_settings()[0]
+    assert settings.demo.words_per_second == 50
+    model = make_model_client(settings, "demo")
+    assert isinstance(model, DemoModel) and model.delay == 0.02
+    (picobot_home / "config.json").write_text('{"demo": {"wordsPerSecond": 4}}')
+    assert make_model_client(load_settings()[0], "demo").delay == 0.25  # type: ignore[attr-defined]
+    monkeypatch.setenv("PICOBOT_DEMO__WORDS_PER_SECOND", "0")  # the suite's own setting
+    assert make_model_client(load_settings()[0], "demo").delay == 0  # type: ignore[attr-defined]

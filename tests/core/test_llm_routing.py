@@ -11,7 +11,7 @@ from picobot_tui.core.llm.client import (
     provider_for,
     resolve_route,
 )
-from picobot_tui.core.llm.providers import PROVIDER_ENV
+from picobot_tui.core.shapes.providers import PROVIDER_ENV
 
 
 @pytest.fixture(autouse=True)

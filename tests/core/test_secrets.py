@@ -20,7 +20,7 @@ from picobot_tui.core.secret_guard import DeltaMasker, mask_arguments
 from picobot_tui.core.secrets import MASK, Scrubber, env_secrets, spellings
 from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools.base import ToolContext
-from picobot_tui.core.tools.output_capture import OutputCapture
+from picobot_tui.core.tools.exec.output import OutputCapture
 from picobot_tui.core.tools.read_file import MAX_LINE_CHARS
 from picobot_tui.core.tools.registry import default_registry
 from tests.reliability.fuzz import fuzz

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
+from picobot_tui.core.tools.exec.confine import take_heredocs
+from picobot_tui.core.tools.exec.guard import check_confined
 from picobot_tui.core.tools.registry import default_registry
-from picobot_tui.core.tools.shell_confine import take_heredocs
-from picobot_tui.core.tools.shell_guard import check_confined
 from tests.core.test_tools_paths import SECRET, layout, snapshot_outside
 from tests.reliability.fuzz import fuzz, tally
 
@@ -256,7 +256,7 @@ def test_an_unclosed_brace_in_single_quotes_does_not_run_bashlex_away():
         "import resource; resource.setrlimit(resource.RLIMIT_AS, (800_000_000,) * 2)\n"
         "from pathlib import Path\n"
         "from picobot_tui.core.tools.base import ToolError\n"
-        "from picobot_tui.core.tools.shell_guard import check_confined\n"
+        "from picobot_tui.core.tools.exec.guard import check_confined\n"
         "for c in [\"'${'c .&:\", \"echo '${x%case 'c\", \"sed 's/${/x/' a.txt\"]:\n"
         "    try:\n"
         "        check_confined(c, Path('.').resolve(), {})\n"

@@ -13,10 +13,10 @@ import pytest
 
 from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
-from picobot_tui.core.tools.exec_env import clean_env, exec_env, is_secret_name
+from picobot_tui.core.tools.exec.env import clean_env, exec_env, is_secret_name
+from picobot_tui.core.tools.exec.guard import check_denied
+from picobot_tui.core.tools.exec.sandbox import bwrap_argv, sandbox_status, toolchain_dirs
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
-from picobot_tui.core.tools.sandbox import bwrap_argv, sandbox_status, toolchain_dirs
-from picobot_tui.core.tools.shell_guard import check_denied
 
 HAVE_BWRAP = sandbox_status(ExecConfig(sandbox="bwrap")).active
 NO_BWRAP = "bwrap (bubblewrap) is not installed or does not work here; CI installs it"
@@ -187,6 +187,44 @@ async def test_cancellation_kills_everything_and_reraises(ws, mode):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await wait_no_procs(m) == []
+
+
+def _open_pipes() -> list[asyncio.ReadTransport]:
+    import gc
+
+    return [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, asyncio.ReadTransport)
+        and o.get_extra_info("pipe") is not None
+        and not o.is_closing()
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_cancelled_command_leaves_no_pipe_open(ws, mode):
+    """Round three: SIGTERM during exec printed "RuntimeError: Event loop is closed" under
+    load: the output pipe's transport was left open on cancel and closed by the garbage
+    collector after asyncio.run had closed the loop."""
+    before = _open_pipes()
+    task = asyncio.create_task(
+        make(ws, exec=ExecConfig(sandbox=mode)).execute(
+            "exec", {"command": "touch ran && sleep 30"}
+        )
+    )
+    await wait_for_file_exists(ws / "ran")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [p for p in _open_pipes() if p not in before] == []
+
+
+async def wait_for_file_exists(path: Path) -> None:
+    for _ in range(800):
+        if path.exists():
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"{path} never appeared")
 
 
 async def test_unsandboxed_shell_pids_are_real_and_reaped(ws):
@@ -470,7 +508,7 @@ def test_toolchains_on_path_under_a_hidden_dir_are_shown_read_only(tmp_path):
 
 
 def test_every_provider_key_variable_is_kept_from_exec() -> None:
-    from picobot_tui.core.llm.providers import PROVIDER_ENV
+    from picobot_tui.core.shapes.providers import PROVIDER_ENV
 
     assert PROVIDER_ENV
     assert all(is_secret_name(var) for var in PROVIDER_ENV.values())

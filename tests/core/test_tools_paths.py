@@ -16,9 +16,9 @@ import pytest
 
 from picobot_tui.core.settings import ExecConfig, ToolsConfig
 from picobot_tui.core.tools.base import ToolContext, ToolError
+from picobot_tui.core.tools.exec.guard import check_confined
 from picobot_tui.core.tools.paths import display_path, resolve_in_workspace
 from picobot_tui.core.tools.registry import default_registry
-from picobot_tui.core.tools.shell_guard import check_confined
 
 SECRET = "TOPSECRET"
 

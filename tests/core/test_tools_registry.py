@@ -19,8 +19,8 @@ from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import ToolsConfig
 from picobot_tui.core.tools import web_fetch
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
+from picobot_tui.core.tools.exec.guard import check_confined, check_denied
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
-from picobot_tui.core.tools.shell_guard import check_confined, check_denied
 from picobot_tui.core.tools.text import sanitize, truncate
 
 SECRET_KEY = "sk-test-0123456789abcdef"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import INSTANT_DEMO
 from tests.support.openai_server import OpenAITestServer
 
 SECRET = "sk-test-SECRETVALUE-1234567890"
@@ -56,7 +57,12 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith("PICOBOT_") and not k.endswith("_API_KEY")
     }
-    env.update(PICOBOT_HOME=str(home), LITELLM_LOCAL_MODEL_COST_MAP="True", **extra)
+    env.update(
+        PICOBOT_HOME=str(home),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        **dict([INSTANT_DEMO]),
+        **extra,
+    )
     return env
 
 

@@ -11,6 +11,7 @@ from picobot_tui.core.budget import estimate_text
 from tests.headless.conftest import read_messages, run_cli, session_files
 from tests.reliability.support import Proc, write_config
 from tests.support.openai_server import OpenAITestServer, Reply, text_reply
+from tests.support.openai_steps import tool_call_reply
 from tests.support.sent import as_stored, words
 
 
@@ -128,6 +129,48 @@ def test_max_history_messages_bounds_a_long_json_process(
     assert words(sent[-1]["messages"][-1]) == "u29"
     assert sent[-1]["messages"][1]["content"] == "u0"  # the first exchange stays
     assert len(read_messages(session_files(picobot_home)[0])) == 60
+
+
+def test_a_long_json_process_keeps_turn_1_with_its_own_answer(
+    picobot_home: Path, llm_server: OpenAITestServer
+) -> None:
+    """Round three, 12: bounding a history already bounded took the last answer before the
+    next question as turn 1's, so TURN-1 went out paired with ANSWER-4 (a resume paired them
+    right). Each turn has a tool round, so the kept older messages start inside a turn."""
+    write_config(picobot_home, llm_server.url, maxHistoryMessages=6, compaction="drop")
+
+    def step(body: dict[str, Any]) -> Reply:
+        msgs = body["messages"]
+        turn = words([m for m in msgs if m["role"] == "user"][-1]).split("-")[-1]
+        if msgs[-1]["role"] == "user":
+            return tool_call_reply("list_dir", {"path": "."}, id=f"call_{turn}")
+        return text_reply(f"ANSWER-{turn}")
+
+    llm_server.default = step
+    proc = Proc(picobot_home, ["agent", "--json"], stdin=True)
+    for i in range(1, 9):
+        proc.send({"type": "message", "content": f"TURN-{i}"})
+    proc.close_stdin()
+    assert proc.finish() == 0, proc.stderr
+    sent = bodies(llm_server)
+    assert len(sent) == 16
+    checked = 0
+    for body in sent:
+        msgs = body["messages"][1:]  # without the system prompt
+        assert len(msgs) <= 6
+        users = [i for i, m in enumerate(msgs) if m["role"] == "user"]
+        if words(msgs[0]) != "TURN-1" or len(users) < 2:
+            continue  # turn 1 is the current one
+        # What the request pairs with TURN-1: the first text before the next question (a
+        # later turn's tail may follow it: the bound keeps whole tool rounds, not turns).
+        paired = [
+            words(m)
+            for m in msgs[1 : users[1]]
+            if m["role"] == "assistant" and not m.get("tool_calls")
+        ]
+        assert paired[0] == "ANSWER-1", msgs
+        checked += 1
+    assert checked == 14  # every call after turn 1 kept the first exchange
 
 
 def test_json_440_kb_message_at_the_default_budget_stops_before_any_call(

@@ -83,7 +83,7 @@ def pids_with(tag: str) -> list[int]:
 class JsonAgent:
     """`picobot agent --json` as a child process: send requests, read events."""
 
-    def __init__(self, home: Path, *args: str) -> None:
+    def __init__(self, home: Path, *args: str, **env: str) -> None:
         self.proc = subprocess.Popen(
             [*picobot_exe(), "agent", "--json", *args],
             cwd=home_workspace(home),
@@ -91,7 +91,7 @@ class JsonAgent:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=cli_env(home),
+            env=cli_env(home, **env),
         )
         self.events: list[dict[str, Any]] = []
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.manager import McpManager
 from picobot_tui.core.settings import ToolsConfig
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry
 from tests.mcp.conftest import REPO

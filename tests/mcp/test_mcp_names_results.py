@@ -24,13 +24,13 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.manager import McpManager
-from picobot_tui.core.mcp.names import MAX_NAME, sanitize, server_prefix, tool_name
+from picobot_tui.core.mcp.names import MAX_NAME, crosses, sanitize, server_prefix, tool_name
 from picobot_tui.core.mcp.results import to_tool_result
 from picobot_tui.core.mcp.schema import schema_problem
 from picobot_tui.core.secrets import MASK, Scrubber
 from picobot_tui.core.settings import ToolsConfig
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry
 from tests.mcp.conftest import TEST_SERVER
@@ -184,7 +184,7 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
         try:
             assert await manager.wait_ready(60) == []
             first, second = manager.tool_names("t"), manager.tool_names("t!")
-            assert "mcp_t_echo" in first and (len(first), len(second)) == (7, 8)
+            assert "mcp_t_echo" in first and (len(first), len(second)) == (8, 9)
             # The broken schema is not offered (it made every argument check raise); the
             # server's other tools are, the one with a $ref too.
             assert [s.name for s in manager.servers["t!"].tools if s.name == "broken"] == []
@@ -238,3 +238,68 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
 def test_schema_problem(schema: dict[str, object], problem: str | None) -> None:
     found = schema_problem(schema)
     assert found is None if problem is None else (found is not None and problem in found)
+
+
+# -- two servers whose names overlap -----------------------------------------------------------
+ONE_TOOL = """
+import os, sys, time
+from mcp.server.mcpserver import MCPServer
+
+name, gate = sys.argv[1], sys.argv[2:]
+while gate and not os.path.exists(gate[0]):  # held back until the test says so
+    time.sleep(0.01)
+server = MCPServer("one-tool")
+server.tool(name=name)(lambda: f"I am {name}")
+server.run("stdio")
+"""
+
+
+@pytest.mark.parametrize(
+    ("server", "tool", "others", "crossing"),
+    [
+        ("a", "b_c", ["a", "a_b"], True),
+        ("a_b", "c", ["a", "a_b"], False),  # the longer name keeps its plain names
+        ("a", "bc", ["a", "a_b"], False),
+        ("a", "b", ["a", "a_b"], False),
+        ("a!", "b_c", ["a!", "a b"], True),  # compared once sanitised
+        ("a", "b_c", ["a", "ab"], False),
+    ],
+)
+def test_crosses(server: str, tool: str, others: list[str], crossing: bool) -> None:
+    assert crosses(server, tool, others) is crossing
+
+
+def test_a_tool_name_two_servers_could_have_means_the_same_one_in_any_order(
+    tmp_path: Path,
+) -> None:
+    """`a`'s tool `b_c` and `a_b`'s tool `c` are both `mcp_a_b_c` once named. With `a`
+    connected first (the other is held back), `a_b` still gets that name and `a` the
+    hashed one, as when `a_b` connects first: an `always` rule for `mcp_a_b_c` always means
+    `a_b`'s `c`. (Before, the first to connect took it.)"""
+    script = tmp_path / "one_tool.py"
+    script.write_text(ONE_TOOL)
+    gate = tmp_path / "gate"
+    servers = {
+        "a": McpServerConfig(command=sys.executable, args=[str(script), "b_c"]),
+        "a_b": McpServerConfig(command=sys.executable, args=[str(script), "c", str(gate)]),
+    }
+    registry = ToolRegistry([], ToolContext(workspace=tmp_path, config=ToolsConfig()))
+    manager = McpManager(servers, workspace=tmp_path, registry=registry, connect_timeout=60)
+
+    async def scenario() -> None:
+        manager.start()
+        try:
+            first = manager.servers["a"]
+            assert await first.wait_ready(60)
+            assert manager.servers["a_b"].state == "connecting"
+            gate.touch()
+            assert await manager.wait_ready(60) == []
+            [mine] = manager.tool_names("a")
+            assert manager.tool_names("a_b") == ["mcp_a_b_c"]
+            assert mine.startswith("mcp_a_b_c_") and VALID.match(mine)
+            assert (await registry.call("mcp_a_b_c", {})).content == "I am c"
+            assert (await registry.call(mine, {})).content == "I am b_c"
+        finally:
+            await manager.close()
+
+    asyncio.run(scenario())

@@ -11,9 +11,9 @@ import pytest
 
 from picobot_tui.core.approval import approval_needed
 from picobot_tui.core.events import ApprovalRequested
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.manager import McpManager
 from picobot_tui.core.settings import CoreSettings
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.turn_state import SessionState

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from picobot_tui.core.settings import ExecConfig
-from picobot_tui.core.tools.sandbox import hidden_dirs, sandbox_status, toolchain_dirs
+from picobot_tui.core.tools.exec.sandbox import hidden_dirs, sandbox_status, toolchain_dirs
 from tests.headless.conftest import read_messages
 from tests.reliability.fuzz import tally
 from tests.reliability.support import KEY, Proc, Router, session_paths, write_config

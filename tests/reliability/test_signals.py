@@ -58,17 +58,18 @@ def cases() -> list[SignalCase]:
     # Distinct words (LiteLLM aborts a stream of 100 identical chunks), for minutes.
     long = slow(0.03, text_reply(" ".join(f"w{i}" for i in range(3000)), chunk_size=5))
     out: list[SignalCase] = []
+    here = Path.cwd()  # every case's picobot runs here (their homes have no workspace)
     for sig in (signal.SIGINT, signal.SIGTERM):
         n = sig.name.lower()
         out += [
             SignalCase(f"{n}-stream-text", "stream", sig, "text", [long],
                        lambda p, r: len(p.out) >= 20),
             SignalCase(f"{n}-stream-json", "stream", sig, "json", [long], _event("text_delta")),
-            SignalCase(
+            SignalCase(  # signalled once the command runs (it made its marker) + 50 ms
                 f"{n}-tool", "tool", sig, "json" if sig == signal.SIGINT else "text",
-                [tool_call_reply("exec", {"command": "sleep 30"}, id=f"{n}_x"), text_reply("x")],
-                (lambda p, r: _event("tool_call_started")(p, r)) if sig == signal.SIGINT
-                else (lambda p, r: "→ exec".encode() in p.err),
+                [tool_call_reply("exec", {"command": f"touch {n}.ran && sleep 30"}, id=f"{n}_x"),
+                 text_reply("x")],
+                lambda p, r, ran=here / f"{n}.ran": ran.exists(),
             ),
             SignalCase(
                 f"{n}-between", "between", sig, "text",
@@ -157,6 +158,12 @@ def test_sigint_and_sigterm_end_cleanly_at_every_moment(tmp_path, server_router)
         traces = (home / "data/traces/traces.jsonl").read_text().splitlines()
         if json.loads(traces[-1])["outcome"] != "cancelled":
             why.append(f"trace outcome {json.loads(traces[-1])['outcome']}")
+        if case.moment in ("tool", "approval"):
+            # Its real duration: the call ran (or waited to be approved) for the 50 ms slept
+            # before the signal, at least (it was traced as 0.0).
+            [call] = json.loads(traces[-1])["tool_calls"]
+            if call["status"] != "cancelled" or call["duration_ms"] < 50:
+                why.append(f"traced tool call {call}")
         if case.mode == "json":
             finished = [e for e in proc.events() if e["type"] == "turn_finished"]
             if [e["outcome"] for e in finished] != ["cancelled"]:

@@ -4,7 +4,8 @@
 
 Tools: `echo` (text back), `sleep` (waits `seconds`; huge = never answers), `crash`
 (the process exits mid-call), `image` (an ImageContent), `structured` (structured content),
-`fail` (an isError result), `noisy` (ANSI escapes and `size` characters of text); with
+`fail` (an isError result), `noisy` (ANSI escapes and `size` characters of text), `flood`
+(writes `megabytes` MiB to stderr in 1 MiB writes, then FLOOD_LAST_LINE, and exits 3); with
 `--schemas` also `locate` (a valid $ref) and `broken` (an invalid inputSchema).
 
 With `--marker DIR` the server writes files there so a test can see what it received:
@@ -36,6 +37,8 @@ PNG = base64.b64decode(
 STDERR_LINE = "mcp-test-server: listening on stdin"
 """Written to stderr at start: it belongs in picobot's log, never on its terminal."""
 ANSI = "\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b[2J"
+FLOOD_LAST_LINE = "mcp-test-server: FATAL out of patience after the flood"
+"""The flood's last stderr line before the process exits: it must be in picobot's log."""
 
 
 class Weather(BaseModel):
@@ -108,6 +111,17 @@ def build(marker: Path | None = None, *, schemas: bool = False) -> MCPServer:
     def noisy(size: int = 0) -> str:
         """ANSI escapes, then `size` characters of text."""
         return ANSI + " " + "x" * size
+
+    @server.tool()
+    def flood(megabytes: int = 1) -> str:
+        """Floods stderr, then dies saying why (on its last line)."""
+        _mark(marker, "call-flood", str(megabytes))
+        chunk = (("x" * 1023 + "\n") * 1024).encode()
+        for _ in range(megabytes):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.write(f"{FLOOD_LAST_LINE}\n".encode())
+        sys.stderr.flush()
+        os._exit(3)
 
     if schemas:
 

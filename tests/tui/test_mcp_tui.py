@@ -23,8 +23,8 @@ from textual.widgets import Static
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.llm.scripted import text, tool_call
-from picobot_tui.core.mcp.config import McpServerConfig
 from picobot_tui.core.mcp.manager import ServerStatus
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.tui.view_events import McpShown
 from tests.tui.app_support import make_app, session_lines, type_and_send, wait_for, wait_idle
 from tests.tui.settle import settle

@@ -6,7 +6,7 @@ from picobot_tui.widgets.status_bar import StatusBar
 from textual.app import App, ComposeResult
 
 from picobot_tui.core.settings import ExecConfig
-from picobot_tui.core.tools.sandbox import exec_sandbox_note, sandbox_status
+from picobot_tui.core.tools.exec.sandbox import exec_sandbox_note, sandbox_status
 
 
 class _Bar(App[None]):

@@ -96,6 +96,17 @@ async def test_no_trust_leaves_the_context_out_and_the_tools_read_only(project, 
     assert stored(picobot_home) == {str(project.resolve()): False}
 
 
+async def test_enter_at_the_question_answers_read_only(project, picobot_home):
+    """Round three: Enter pressed the focused "Trust" button, so an Enter meant for the
+    prompt (the first message, sent as the question came up) trusted a hostile folder."""
+    app = make_app(implicit_settings(), [text("hi")])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_trust(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.ready, "app ready")
+    assert stored(picobot_home) == {str(project.resolve()): False}
+
+
 async def test_the_answer_is_kept_and_not_asked_again(project, picobot_home):
     app = make_app(implicit_settings(), [text("hi")])
     async with app.run_test(size=(120, 36)) as pilot:

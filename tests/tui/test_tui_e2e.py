@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import INSTANT_DEMO
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 
 pytestmark = [
@@ -72,6 +73,7 @@ class Tmux:
         env = {
             "PICOBOT_HOME": str(home),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            INSTANT_DEMO[0]: INSTANT_DEMO[1],
             "TERM": "xterm-256color",
             "PATH": os.environ.get("PATH", ""),
             "HOME": os.environ.get("HOME", str(home)),

@@ -4,7 +4,8 @@ Modules (one job each; import them directly, this package imports nothing):
 
 - `store` — `CheckpointStore(root)`: content-addressed blobs and per-session record files
   under `~/.picobot/data/checkpoints/` (`checkpoints_root(home)`), 0700/0600;
-  `delete_session(key)` (SessionStore.delete calls `delete_with_session`).
+  `delete_session(key)` (a session store opened by `run.session_stores` calls
+  `delete_with_session` when it deletes a session).
 - `records` — `FileState` (absent / file / link / unknown: not kept, "not undoable"),
   `Change` (session, turn, call id, tool, path, before, after), `Uncheckpointed`.
 - `shadow_git` — `ShadowGit`: workspace snapshots with a private git dir (exec).

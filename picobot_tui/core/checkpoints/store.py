@@ -50,7 +50,7 @@ def checkpoints_root(home: Path) -> Path:
 
 
 def delete_with_session(sessions_dir: Path, key: str) -> None:
-    """Delete the checkpoints of a deleted session (`SessionStore.delete` calls this): those
+    """Delete the checkpoints of a deleted session (the store `run.session_stores` opens calls this): those
     under `<home>/data/checkpoints`, the home being the sessions folder's parent."""
     root = checkpoints_root(Path(sessions_dir).parent)
     if not root.is_dir():

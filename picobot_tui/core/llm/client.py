@@ -39,14 +39,14 @@ from picobot_tui.core.llm.model import (
     ToolCallChunk,
     UsageChunk,
 )
-from picobot_tui.core.llm.providers import (
+from picobot_tui.core.secrets import Scrubber
+from picobot_tui.core.settings import CoreSettings
+from picobot_tui.core.shapes.providers import (
     BARE_PREFIXES,
     MODEL_PREFIXES,
     OPENAI_COMPATIBLE,
     PROVIDER_ENV,
 )
-from picobot_tui.core.secrets import Scrubber
-from picobot_tui.core.settings import CoreSettings
 
 log = logging.getLogger("picobot.llm")
 

@@ -45,6 +45,12 @@ class DemoModel:
 
     def __init__(self, delay: float = 0.02) -> None:
         self.delay = delay
+        """Seconds before each word (`demo.wordsPerSecond`; 0: no pause at all)."""
+
+    @classmethod
+    def paced(cls, words_per_second: float) -> DemoModel:
+        """The demo typing `words_per_second` words a second (0: at once)."""
+        return cls(1 / words_per_second if words_per_second > 0 else 0.0)
 
     def context_window(self, model: str) -> int | None:
         return 128_000
@@ -83,7 +89,7 @@ class DemoModel:
 
     async def _text(self, text: str) -> AsyncIterator[Chunk]:
         for word in _words(text):
-            await asyncio.sleep(self.delay)
+            await asyncio.sleep(self.delay)  # at 0 still a point where Esc can cancel
             yield TextChunk(word)
 
     @staticmethod

@@ -18,8 +18,8 @@ from typing import Any
 
 from picobot_tui.core.llm.client import load_litellm, provider_for, resolve_route
 from picobot_tui.core.llm.demo import DEMO_MODEL, is_demo
-from picobot_tui.core.llm.providers import MODEL_PREFIXES, PROVIDER_NAMES
 from picobot_tui.core.settings import CoreSettings
+from picobot_tui.core.shapes.providers import MODEL_PREFIXES, PROVIDER_NAMES
 
 _LOCK = threading.Lock()
 _KNOWN: dict[str, tuple[str, ...]] = {}

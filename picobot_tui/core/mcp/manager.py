@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from picobot_tui.core.mcp.config import McpServerConfig
-from picobot_tui.core.mcp.names import plain_name, sanitize, server_prefix
+from picobot_tui.core.mcp.names import crosses, plain_name, sanitize, server_prefix
 from picobot_tui.core.mcp.server import McpServer, _describe, load_sdk
 from picobot_tui.core.mcp.tool import McpTool
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.visible import label
 
@@ -33,6 +33,8 @@ class ServerStatus:
     trust: str
     unknown_enabled: tuple[str, ...] = ()
     protocol: str | None = None
+    stderr_tail: tuple[str, ...] = ()
+    """The last lines of its stderr when its connection ended (scrubbed)."""
 
 
 class McpManager:
@@ -45,13 +47,16 @@ class McpManager:
         workspace: Path,
         registry: ToolRegistry | None,
         connect_timeout: float,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.registry = registry
         self.connect_timeout = connect_timeout
         self.servers = {
-            name: McpServer(name, config, workspace=workspace, on_change=self._changed)
+            name: McpServer(name, config, workspace=workspace, on_change=self._changed, scrub=scrub)
             for name, config in servers.items()
         }
+        self.held: str | None = None
+        """Why no server starts (an untrusted workspace), else None."""
         self.listeners: list[Callable[[], None]] = []
         """Called (in the loop) whenever a server's state changes: the TUI's status bar."""
         self._started: asyncio.Task[None] | None = None
@@ -60,9 +65,16 @@ class McpManager:
         self._offered: dict[str, list[str]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
+    def hold(self, reason: str) -> None:
+        """Start no server, ever (call it before `start`): an untrusted workspace. Each is
+        `off`, with `reason` as its error, in `/mcp` and `picobot mcp list`."""
+        self.held = reason
+        for server in self.servers.values():
+            server.hold(reason)
+
     def start(self) -> None:
         """Import the SDK in a thread, then connect every server concurrently."""
-        if self._started is None and self.servers:
+        if self._started is None and self.servers and self.held is None:
             self._start_time = time.monotonic()
             self._started = asyncio.create_task(self._start(), name="mcp-start")
 
@@ -144,9 +156,12 @@ class McpManager:
         names = []
         for spec in server.tools:
             # A server named like an earlier one once sanitised ("t!" after "t") always
-            # takes the hashed names: which name means which server must not depend on
-            # which of them connected first.
-            reserved = taken | {plain_name(server.name, spec.name)} if shadowed else taken
+            # takes the hashed names, and so does a tool whose plain name another server's
+            # could have (`a`'s `b_c` beside `a_b`'s `c`): which name means which server
+            # must not depend on which of them connected first (an "always" rule saved for
+            # one would allow the other).
+            ambiguous = shadowed or crosses(server.name, spec.name, self.servers)
+            reserved = taken | {plain_name(server.name, spec.name)} if ambiguous else taken
             tool = McpTool(server, spec, reserved, self.connect_timeout)
             taken.add(tool.name)
             self.registry.add(tool)
@@ -179,6 +194,7 @@ class McpManager:
                 trust=s.config.trust,
                 unknown_enabled=tuple(s.unknown_enabled),
                 protocol=s.protocol,
+                stderr_tail=tuple(s.stderr_tail),
             )
             for s in self.servers.values()
         ]
@@ -187,6 +203,8 @@ class McpManager:
         """`mcp 2/3`: connected of configured ("" with none configured)."""
         if not self.servers:
             return ""
+        if self.held is not None:
+            return "mcp off"
         up = sum(1 for s in self.servers.values() if s.state == "connected")
         return f"mcp {up}/{len(self.servers)}"
 

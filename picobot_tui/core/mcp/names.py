@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 MAX_NAME = 64
 """OpenAI's limit on a function name (Anthropic's too); longer names are refused."""
@@ -38,6 +39,22 @@ def plain_name(server: str, tool: str) -> str:
     """`mcp_<server>_<tool>` sanitised, before any cut or hash (put it in `taken` to have
     `tool_name` give the hashed form)."""
     return f"{PREFIX}{sanitize(server)}_{sanitize(tool)}"
+
+
+def crosses(server: str, tool: str, servers: Iterable[str]) -> bool:
+    """Whether `mcp_<server>_<tool>` could also be the plain name of a tool of another of
+    `servers`, one whose name extends this one's: servers `a` and `a_b` both have a
+    `mcp_a_b_c` when `a` offers `b_c` and `a_b` offers `c`."""
+    mine, name = sanitize(server) + "_", sanitize(tool)
+    for other in servers:
+        theirs = sanitize(other)
+        if (
+            other != server
+            and theirs.startswith(mine)
+            and name.startswith(theirs[len(mine) :] + "_")
+        ):
+            return True
+    return False
 
 
 def server_prefix(server: str) -> str:

@@ -11,22 +11,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO, cast
+from typing import Any, Literal
 
-from picobot_tui.core.mcp.config import McpServerConfig
+from picobot_tui.core.mcp.launch import LaunchRefused, plan_stdio
 from picobot_tui.core.mcp.schema import schema_problem
+from picobot_tui.core.mcp.stderr import StderrCopy
+from picobot_tui.core.paths import mcp_cwd
+from picobot_tui.core.shapes.mcp_server import McpServerConfig
+from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.tools.base import ToolError
 
 log = logging.getLogger("picobot.mcp")
 
-State = Literal["connecting", "connected", "failed", "closed"]
+State = Literal["connecting", "connected", "failed", "closed", "off"]
+"""`off`: never started, by decision (an untrusted workspace); `error` says why."""
 
 HANDSHAKE_LIMIT = 60.0
 """Seconds a connection attempt may take before the server is marked failed. A turn waits
@@ -34,6 +37,10 @@ for at most tools.mcpConnectTimeout; a slower server joins later, up to this."""
 CLOSE_LIMIT = 6.0
 """Seconds `close` waits for the owner: the SDK closes stdin, waits 2 s, sends SIGTERM to
 the server's process group and SIGKILL 2 s later (mcp/client/stdio.py)."""
+STDERR_DRAIN = 1.0
+"""Seconds an ended connection waits for the server's stderr to reach its end (it does as
+the process exits, unless a child of it holds the pipe), so its last lines are logged and
+can be shown with the error."""
 _LIST_PAGES = 50
 
 
@@ -73,37 +80,13 @@ def _describe(exc: BaseException) -> str:
     """A one-line reason from whatever the SDK or a transport raised."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
-    if isinstance(exc, _Refused):
+    if isinstance(exc, _Refused | LaunchRefused):
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     text = " ".join(str(exc).split())
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
-
-
-class _StderrToLog:
-    """A pipe for the server's stderr; a thread copies its lines to the log (scrubbed there),
-    so a server's output never reaches the screen."""
-
-    def __init__(self, server: str) -> None:
-        read_fd, write_fd = os.pipe()
-        self.file = cast(TextIO, os.fdopen(write_fd, "w"))
-        reader = threading.Thread(
-            target=self._copy, args=(read_fd, server), name=f"mcp-stderr-{server}", daemon=True
-        )
-        reader.start()
-
-    @staticmethod
-    def _copy(fd: int, server: str) -> None:
-        with os.fdopen(fd, "r", errors="replace") as lines:
-            for line in lines:
-                if line.strip():
-                    log.info("[%s stderr] %s", server, line.rstrip()[:2000])
-
-    def close(self) -> None:
-        """Our copy of the write end: the reader ends when the server's copy closes too."""
-        self.file.close()
 
 
 class McpServer:
@@ -117,10 +100,15 @@ class McpServer:
         workspace: Path,
         on_change: Callable[[McpServer], None] | None = None,
         handshake_limit: float = HANDSHAKE_LIMIT,
+        default_cwd: Path | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace
+        self.default_cwd = default_cwd or mcp_cwd()
+        """Where a stdio server runs when its config names no `cwd` (core/mcp/launch.py)."""
+        self.scrub = scrub or (lambda text: text)
         self.on_change = on_change
         self.handshake_limit = handshake_limit
         self.state: State = "connecting"
@@ -133,6 +121,8 @@ class McpServer:
         """The protocol revision negotiated (2026-07-28 by discovery, or an older one by the
         `initialize` handshake: the SDK's auto mode speaks both eras)."""
         self.transport_used: str = config.transport
+        self.stderr_tail: list[str] = []
+        """The last lines of the server's stderr when its last connection ended (scrubbed)."""
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -143,8 +133,13 @@ class McpServer:
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         """Start the owner task (in the running loop); the SDK must be imported already."""
-        if self._task is None:
+        if self._task is None and self.state != "off":
             self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}")
+
+    def hold(self, reason: str) -> None:
+        """Never start (before `start`): the server is `off`, `reason` its error."""
+        if self._task is None:
+            self._set("off", reason)
 
     async def wait_ready(self, timeout: float) -> bool:
         """Wait until the current attempt ends; True when connected."""
@@ -164,7 +159,8 @@ class McpServer:
         self._wake.set()
         task = self._task
         if task is None:
-            self._set("closed")
+            if self.state != "off":
+                self._set("closed")
             return
         if self.state == "connecting":  # nothing to finish: stop waiting for the handshake
             task.cancel()
@@ -184,7 +180,7 @@ class McpServer:
         self.state, self.error = state, error
         # A call that asked for a reconnect waits for that attempt: the dropped connection's
         # own end ("failed", as its owner finishes closing it) must not wake it first.
-        if state in ("connected", "closed") or (state == "failed" and not self._retry):
+        if state in ("connected", "closed", "off") or (state == "failed" and not self._retry):
             self._ready.set()
         else:
             self._ready.clear()
@@ -212,15 +208,14 @@ class McpServer:
         self._set("connecting")
         t0 = time.monotonic()
         closed = asyncio.Event()
-        stderr = _StderrToLog(self.name) if self.config.transport == "stdio" else None
+        stderr = StderrCopy(self.name) if self.config.transport == "stdio" else None
         lost: str | None = None
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.handshake_limit) as scope:
                 async with AsyncExitStack() as stack:
                     client = await self._enter(stack, closed, stderr)
                     if stderr is not None:
-                        stderr.close()
-                        stderr = None
+                        stderr.close()  # the process has its copy
                     await self._list_tools(client)
                     scope.deadline = math.inf  # connected: no limit on how long it stays
                     self.connect_ms = round((time.monotonic() - t0) * 1000, 1)
@@ -255,12 +250,17 @@ class McpServer:
             if stderr is not None:
                 stderr.close()
         self._client = None
+        if stderr is not None:
+            await asyncio.to_thread(stderr.wait_closed, STDERR_DRAIN)
+            self.stderr_tail = [self.scrub(terminal_safe(line)) for line in stderr.tail()]
         if lost is not None:
+            if self.stderr_tail:
+                lost = f"{lost}; its last stderr line: {self.stderr_tail[-1][:300]}"
             log.warning("MCP server %s failed: %s", self.name, lost)
             self._set("failed", lost)
 
     async def _enter(
-        self, stack: AsyncExitStack, closed: asyncio.Event, stderr: _StderrToLog | None
+        self, stack: AsyncExitStack, closed: asyncio.Event, stderr: StderrCopy | None
     ) -> Any:
         from mcp import Client
         from mcp_types import Implementation
@@ -270,12 +270,17 @@ class McpServer:
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            assert config.command and stderr is not None
+            assert stderr is not None
+            launch = plan_stdio(config, self.workspace, self.default_cwd)
+            log.info(
+                "MCP server %s: starting %s in %s%s",
+                self.name,
+                launch.command,
+                launch.cwd,
+                "" if launch.explicit_cwd else " (no cwd set: not the workspace)",
+            )
             params = StdioServerParameters(
-                command=config.command,
-                args=config.args,
-                env=config.env or None,
-                cwd=config.cwd or str(self.workspace),
+                command=launch.command, args=launch.args, env=launch.env, cwd=str(launch.cwd)
             )
             transport = stdio_client(params, errlog=stderr.file)
             return await stack.enter_async_context(
@@ -364,6 +369,8 @@ class McpServer:
         (not connected, dropped mid-call, timed out, refused). A failed server gets one
         reconnect attempt per call."""
         client = self._client
+        if client is None and self.state == "off":
+            raise ToolError(f"MCP server `{self.name}` is not started: {self.error}")
         if client is None:
             if self.state == "failed" and not self._stopping:
                 log.info("MCP server %s: reconnecting for a call", self.name)

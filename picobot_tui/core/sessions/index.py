@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -265,7 +265,7 @@ class SessionIndex:
         return keys
 
     @contextlib.contextmanager
-    def _locked(self, op: int, *, wait: bool):
+    def _locked(self, op: int, *, wait: bool) -> Iterator[bool]:
         """flock on index.lock. A shared wait gives up after ~1 s and proceeds unlocked:
         a stuck compactor must never block a session append (the index is only a cache)."""
         fd = open_private(self._lock_path, os.O_RDWR | os.O_CREAT)

@@ -60,11 +60,15 @@ class SessionStore:
         *,
         scrub: Callable[[str], str] | None = None,
         clock: Callable[[], datetime] | None = None,
+        on_delete: Callable[[str], None] | None = None,
     ) -> None:
-        """`scrub` masks secrets in every line written; `clock` is for tests."""
+        """`scrub` masks secrets in every line written; `clock` is for tests; `on_delete`
+        is called with a session's key once its file is gone (the run wiring passes the
+        checkpoint store's deletion, so the sessions know nothing of checkpoints)."""
         self.dir = Path(sessions_dir)
         self._scrub = scrub
         self._clock = clock
+        self._on_delete = on_delete
         self._index = SessionIndex(self.dir, self._encode)
         self._dir_ready = False
 
@@ -294,9 +298,8 @@ class SessionStore:
         finally:
             os.close(lock_fd)
         self._index.append({"key": key, "deleted": True})
-        from picobot_tui.core.checkpoints.store import delete_with_session
-
-        delete_with_session(self.dir, key)  # its checkpoints go with it
+        if self._on_delete is not None:
+            self._on_delete(key)  # its checkpoints go with it (run.session_stores)
 
     def in_use(self, key: str) -> bool:
         """Whether a picobot (this process or another) holds the session open: `delete`

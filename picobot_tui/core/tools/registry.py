@@ -278,9 +278,9 @@ class ToolRegistry:
 def builtin_tools() -> list[Tool]:
     """One instance of every built-in tool."""
     from picobot_tui.core.tools.edit_file import EditFileTool
+    from picobot_tui.core.tools.exec.tool import ExecTool
     from picobot_tui.core.tools.list_dir import ListDirTool
     from picobot_tui.core.tools.read_file import ReadFileTool
-    from picobot_tui.core.tools.shell import ExecTool
     from picobot_tui.core.tools.todo import TodoTool
     from picobot_tui.core.tools.web_fetch import WebFetchTool
     from picobot_tui.core.tools.write_file import WriteFileTool

@@ -4,7 +4,7 @@
    `rm -rf /` or `~`, `mkfs`, `dd` onto a device, writes to `/dev/sd*`, fork bombs,
    shutdown/reboot, recursive `chmod`/`chown` of `/`, `git push --force` — plus the regular
    expressions in `tools.exec.denyPatterns`. They read the command's text.
-2. Workspace guard (with `restrictToWorkspace`): `check_confined`, in shell_confine.py. It
+2. Workspace guard (with `restrictToWorkspace`): `check_confined`, in confine.py. It
    parses the command (bashlex) and judges the words the shell will see after quotes,
    escapes, parameters, `~`, command substitutions, braces and globs; what it cannot
    analyse it refuses. See that module for what it catches and what it cannot.
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from picobot_tui.core.tools.base import ToolError
-from picobot_tui.core.tools.shell_confine import check_confined
+from picobot_tui.core.tools.exec.confine import check_confined
 
 __all__ = ["BUILTIN_DENY", "check_confined", "check_denied"]
 

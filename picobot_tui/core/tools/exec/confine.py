@@ -2,7 +2,7 @@
 
 The command is parsed with bashlex (heredoc bodies taken out first: bashlex cannot read a
 quoted delimiter), the tree is walked, and every word is expanded as the shell would expand
-it (shell_words.py): quotes, escapes, `$'...'`, parameters (with the environment exec will
+it (words.py): quotes, escapes, `$'...'`, parameters (with the environment exec will
 really pass, `$PWD` being the workspace, `${PWD%/*}` computed), `~`, `$(...)` (its command is
 judged too; `pwd`, `dirname`, `basename`, `echo`, `realpath` are evaluated, any other output is
 unknown), then braces and globs (matched against the workspace). Variables assigned in the
@@ -35,9 +35,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.core.tools.shell_heredoc import prepare
-from picobot_tui.core.tools.shell_paths import GLOB_CHARS, PathRules, Refused, inside, refusal
-from picobot_tui.core.tools.shell_words import (
+from picobot_tui.core.tools.exec.heredoc import prepare
+from picobot_tui.core.tools.exec.shell_paths import GLOB_CHARS, PathRules, Refused, inside, refusal
+from picobot_tui.core.tools.exec.words import (
     UNKNOWN_CHAR,
     Expander,
     Unanalysable,

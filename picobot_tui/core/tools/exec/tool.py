@@ -4,15 +4,15 @@ What guards it, outermost first:
 
 - approval: it is a mutating tool, so it runs only after the user agrees (tools.approval);
 - deny patterns for destructive commands, and the workspace guard, which judges the words
-  the shell will see (shell_guard.py: what they catch and what they cannot);
+  the shell will see (guard.py: what they catch and what they cannot);
 - the sandbox (sandbox.py): under `tools.exec.sandbox` "auto" (when bwrap works) or "bwrap",
   the command runs in bubblewrap: the workspace read-write, the system read-only, $HOME and
   ~/.picobot hidden, no network, its own PID namespace. "bwrap" refuses to run without it;
   "auto" falls back to running unsandboxed (logged once, and said in every preview);
-- its environment (exec_env.py): credentials stripped unless `tools.exec.env` says otherwise;
+- its environment (env.py): credentials stripped unless `tools.exec.env` says otherwise;
 - the working directory is always the workspace; stdin is /dev/null;
 - a timeout (tools.exec.timeout, or the call's `timeout`), and cancellation (Esc / Ctrl+C);
-- output is masked of known secrets, then capped (head + tail, output_capture.py), and in
+- output is masked of known secrets, then capped (head + tail, output.py), and in
   the registry stripped of terminal escapes and scrubbed again before anyone sees it.
 
 Nothing the command starts outlives the call, when it ends, times out or is cancelled,
@@ -34,11 +34,11 @@ from typing import Any
 
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
-from picobot_tui.core.tools.exec_env import exec_env
-from picobot_tui.core.tools.output_capture import OutputCapture
+from picobot_tui.core.tools.exec.env import exec_env
+from picobot_tui.core.tools.exec.guard import check_confined, check_denied
+from picobot_tui.core.tools.exec.output import OutputCapture
+from picobot_tui.core.tools.exec.sandbox import SandboxStatus, bwrap_argv, sandbox_status
 from picobot_tui.core.tools.paths import workspace_root
-from picobot_tui.core.tools.sandbox import SandboxStatus, bwrap_argv, sandbox_status
-from picobot_tui.core.tools.shell_guard import check_confined, check_denied
 
 log = logging.getLogger("picobot.exec")
 
@@ -159,6 +159,13 @@ async def _stop(proc: asyncio.subprocess.Process, reaper: bool) -> None:
     await _exited(proc)
 
 
+async def _closed(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """Once the output pipe has reached its end (the reader ends when the pipe's transport
+    reports it lost, having closed itself) and the process is reaped."""
+    await asyncio.wait({reader})
+    await proc.wait()
+
+
 async def _pump(stream: asyncio.StreamReader, cap: OutputCapture) -> None:
     while chunk := await stream.read(_CHUNK):
         cap.feed(chunk)
@@ -236,9 +243,13 @@ async def run_command(
             _kill_group(proc)
             reader.cancel()
     except asyncio.CancelledError:
-        reader.cancel()
         with contextlib.suppress(BaseException):
             await asyncio.shield(_stop(proc, sandbox is None))
+            # Read on to the pipe's end and let the transport see it, so it is closed while
+            # the loop runs: left open, the garbage collector closed it after asyncio.run had
+            # closed the loop ("RuntimeError: Event loop is closed" on a SIGTERM under load).
+            await asyncio.shield(asyncio.wait_for(_closed(proc, reader), _DRAIN_GRACE))
+        reader.cancel()
         raise
     finally:
         if not reader.done():

@@ -1,6 +1,6 @@
 """The path rules of the workspace guard: whether one expanded word may name a file outside
 the workspace (absolute, `..`, through a symlink, a glob's matches, paths inside code or
-`file://` URLs). The walk in shell_confine.py decides which words are judged."""
+`file://` URLs). The walk in confine.py decides which words are judged."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from picobot_tui.core.tools.base import ToolError
-from picobot_tui.core.tools.shell_words import Value, brace_expand
+from picobot_tui.core.tools.exec.words import Value, brace_expand
 
 _MAX_GLOB = 5000  # matches of one pattern before the guard gives up
 SAFE_DEVICES = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from picobot_tui.core.tools.shell_words import Unanalysable
+from picobot_tui.core.tools.exec.words import Unanalysable
 
 
 def prepare(command: str, base: int = 0) -> tuple[str, str, list[tuple[str, bool]]]:

@@ -21,7 +21,7 @@ The policy (`bwrap_argv`), for `tools.exec.sandbox` "auto" (when bwrap works) or
   namespace's init exits and the kernel kills everything left, `setsid`/`nohup`/double forks
   included; when picobot dies, bwrap dies with it;
 - no network (`--unshare-net`: only a loopback of its own) unless `tools.exec.network`;
-- the environment is exec's (see exec_env.py), passed as bwrap's own environment rather than
+- the environment is exec's (see env.py), passed as bwrap's own environment rather than
   `--setenv` arguments, so no value shows in `ps`.
 
 What it stops: reading the user's files, keys and picobot's config/sessions; writing anywhere

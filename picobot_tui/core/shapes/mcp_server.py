@@ -31,7 +31,8 @@ class McpServerConfig(Section):
     env: dict[str, str] = {}
     """Extra environment variables for the server process. Values are secrets (scrubbed)."""
     cwd: str | None = None
-    """Working directory of the server process (default: the workspace)."""
+    """Working directory of the server process, relative to the workspace (default: a
+    private folder, never the workspace: see MCP servers)."""
     url: str | None = None
     """The server's endpoint (Streamable HTTP or SSE)."""
     headers: dict[str, str] = {}
