@@ -162,16 +162,19 @@ def loads_lines(lines: Sequence[bytes], *, max_depth: int = MAX_DEPTH) -> list[A
 
     When no line holds more than `max_depth` brackets at all, the batch is parsed by one C
     call (about twice as fast as a call per line: the session index is read this way);
-    otherwise, or when that parse fails, line by line.
+    otherwise, or when that parse fails or gives another count of values than of lines (a
+    line `1,2`), line by line. (Lines that are not JSON alone can still, in rare layouts,
+    join up in the batch: this is for picobot's own files, whose lines it wrote.)
     """
     if all(raw.count(b"[") + raw.count(b"{") <= max_depth for raw in lines):
         batch = b"[" + b",".join(lines) + b"]"
         try:
             values = _DECODER.decode(batch.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
-            pass  # one bad line: find it below
-        else:
-            return clean_strings(values) if _ESCAPED_SURROGATE_RE.search(batch) else values
+            values = None  # one bad line: find it below
+        # A line like `1,2` parses in the batch but not alone: then count them one by one.
+        if isinstance(values, list) and len(values) == len(lines):
+            return list(clean_strings(values)) if _ESCAPED_SURROGATE_RE.search(batch) else values
     out = []
     for raw in lines:
         try:

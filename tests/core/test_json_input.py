@@ -180,6 +180,8 @@ def test_loads_lines_keeps_the_good_lines_in_order() -> None:
         b'{"s": "\\ud800"}',
     ]
     assert loads_lines(mixed) == [{"a": 1}, {"b": "[[["}, {"s": "\ufffd"}]
+    # `1,2` is two values in one batch, and no JSON document on its own line
+    assert loads_lines([b'{"a": 1}', b"1,2", b"[3]"]) == [{"a": 1}, [3]]
 
 
 def test_the_module_is_the_one_parser_of_protocol_lines() -> None:
