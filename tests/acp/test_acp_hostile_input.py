@@ -172,6 +172,11 @@ async def test_deeply_nested_tool_arguments_leave_the_session_loadable(
     agent.client.reset()
     loaded = await agent.raw_request("session/load", {"sessionId": sid, "cwd": str(agent.workspace), "mcpServers": []})  # fmt: skip
     assert "result" in loaded, loaded  # before: -32603 (a RecursionError)
+    # The replay is on the wire before the result (test_acp_requirements checks the order);
+    # the SDK client may still be handing its notifications over.
+    await agent.client.wait_until(
+        lambda: agent.client.agent_text(sid) == "could not read it", "the replayed answer"
+    )
     # The model was told what was wrong, and the call failed, titled by its name.
     tool_result = [m for m in agent.session_messages(sid) if m["role"] == "tool"][0]
     assert "nested more than 128 levels deep" in tool_result["content"]
@@ -179,7 +184,6 @@ async def test_deeply_nested_tool_arguments_leave_the_session_loadable(
     assert len(calls) == 1
     assert calls[0].title == "read_file" and calls[0].status == "failed"
     assert calls[0].raw_input == DEEP_ARGS  # the text as the model sent it
-    assert agent.client.agent_text(sid) == "could not read it"
 
 
 # -- point 9: a session stopped by failed model calls takes the next prompt -------------------
