@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes
+from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes, toasts
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -75,7 +75,7 @@ pass (30-90 ms here); at 0.08 s a key press waited behind them, p95 116 ms while
 tokens/s streamed, 71 ms at 0.15 s (bench #5)."""
 
 
-class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
+class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[int]):
     """picobot's TUI."""
 
     TITLE = "picobot"
