@@ -326,3 +326,28 @@ def test_console_script_titles_show_invisible_characters(tmp_path) -> None:
                and c != "\n"]  # fmt: skip
         assert raw == [], (name, raw)
         assert "deploy ⟨U+202E⟩evil⟨U+2066⟩ ⟨U+200B⟩⟨U+200D⟩⟨U+FEFF⟩␛[31m" in text, name
+
+
+@pytest.mark.e2e
+def test_console_script_file_names_in_diff_and_rewind_show_controls(tmp_path) -> None:
+    """The model names the files it writes. One named `ok.txt` + newline + `Restored 0
+    file(s) ` + U+202E printed, in `sessions diff` and `sessions rewind`, a forged line of
+    its own and a reversed one: the path went out as it was. A path is now an exact label
+    (newline ␊, U+202E ⟨U+202E⟩, spaces kept), on one line in every report."""
+    name = "ok.txt\nRestored 0 file(s)  \u202eevil"
+    shown = "ok.txt␊Restored 0 file(s)  ⟨U+202E⟩evil"
+    steps = [tool_call_reply("write_file", {"path": name, "content": "x\n"}), text_reply("ok")]
+    with OpenAITestServer(steps) as server:
+        write_config(tmp_path, server.url)
+        turn = Proc(tmp_path, ["agent", "-m", "write it", "--yes"])
+        assert turn.finish(timeout=120) == 0, turn.stderr
+    printed = {}
+    for args in (["sessions", "diff", "latest"], ["sessions", "rewind", "latest", "--to", "1", "--code"]):  # fmt: skip
+        run = Proc(tmp_path, args)
+        assert run.finish(timeout=60) == 0, run.stderr
+        printed[args[1]] = run.out.decode()
+    assert f"+++ b/{shown}\n" in printed["diff"]
+    assert f"  {shown} (removed: the agent created it)\n" in printed["rewind"]
+    for text in printed.values():
+        assert "\u202e" not in text
+        assert not any(line.startswith("Restored 0") for line in text.splitlines()), text
