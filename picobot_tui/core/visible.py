@@ -70,7 +70,7 @@ def label(text: object, width: int | None = None, *, exact: bool = False) -> str
     else:
         flat = " ".join(visible(raw).split())
     if width is not None and len(flat) > width:
-        return flat[: max(0, width - 1)].rstrip() + "…"
+        return flat[: max(0, width - 1)] + "…"
     return flat
 
 
