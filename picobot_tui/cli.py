@@ -224,13 +224,15 @@ def sessions_list(
         )
         return
     from picobot_tui.core.textsafe import terminal_safe
+    from picobot_tui.core.visible import label
 
     typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} TITLE")
     for i in infos:
         updated = i.updated[:19].replace("T", " ")
         # Titles come from messages (a model's or a --json client's text): no raw escapes.
         line = (
-            f"{i.key:<34} {updated:<19} {i.message_count:>5}  {(i.model or '-'):<22.22} {i.title}"
+            f"{i.key:<34} {updated:<19} {i.message_count:>5}  {(i.model or '-'):<22.22} "
+            f"{label(i.title)}"
         )
         typer.echo(terminal_safe(line))
 
@@ -239,11 +241,12 @@ def sessions_list(
 def sessions_search(query: str, limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
     """Find sessions whose title or messages contain QUERY."""
     from picobot_tui.core.textsafe import terminal_safe
+    from picobot_tui.core.visible import label
 
     found = False
     for info in _store().search(query, limit=limit):
         found = True
-        line = f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {info.title}"
+        line = f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {label(info.title)}"
         typer.echo(terminal_safe(line))
     if not found:
         typer.echo(f"No session mentions {query!r}.")

@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from picobot_tui.core.visible import label
+
 _FENCE_RE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 
 NOTICE_ICONS = {
@@ -44,8 +46,7 @@ def one_line_args(arguments: dict[str, Any] | str, limit: int = 60) -> str:
             )
     else:
         raw = arguments
-    raw = " ".join(raw.split())
-    return raw if len(raw) <= limit else raw[: limit - 1] + "…"
+    return label(raw, limit)
 
 
 def format_duration(ms: float) -> str:

@@ -24,6 +24,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from picobot_tui.core.visible import label
+
 from .block_text import (
     NOTICE_ICONS,
     STATUS_ICONS,
@@ -300,7 +302,7 @@ class ToolBlock(Block):
         parts: list[str | tuple[str, str]] = [
             (f"{arrow} ", "dim"),
             (f"{STATUS_ICONS.get(self.status, '?')} ", f"bold {status_style(self.status)}"),
-            (self.tool_name, "bold"),
+            (label(self.tool_name), "bold"),
             "  ",
             (one_line_args(self.arguments), "dim"),
             "  ",

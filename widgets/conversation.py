@@ -13,7 +13,6 @@ again when the user asks for them (the bar at the top of the transcript).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, cast
@@ -25,6 +24,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Static
 
+from picobot_tui.core import json_input
 from picobot_tui.core.content import content_text
 from picobot_tui.core.history import is_interrupted_marker
 from picobot_tui.core.textsafe import safe_value, terminal_safe
@@ -398,7 +398,7 @@ def _history_specs(messages: list[dict[str, Any]]) -> list[tuple[BlockFactory, s
             fn = call.get("function", {})
             args: dict[str, Any] | str = fn.get("arguments", "")
             try:
-                parsed = json.loads(args) if isinstance(args, str) else args
+                parsed = json_input.loads(args) if isinstance(args, str) else args
                 if isinstance(parsed, dict):
                     args = cast(dict[str, Any], safe_value(parsed))  # "\u001b" decodes to a raw ESC
             except ValueError:

@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from picobot_tui.core.visible import visible
+from picobot_tui.core.visible import label
 
 from .block_text import format_duration
 
@@ -45,7 +45,7 @@ def server_text(status: ServerStatus) -> Content:
         state = "connecting…"
     parts: list[str | tuple[str, str]] = [
         (f"{icon} ", style),
-        (visible(status.name), "bold"),
+        (label(status.name), "bold"),
         ("  ", ""),
         (status.transport, "$text-muted"),
         ("  ", ""),
@@ -54,15 +54,15 @@ def server_text(status: ServerStatus) -> Content:
     ]
     if status.error:
         look = "$text-warning" if status.state == "off" else "$text-error"
-        parts += ["\n    ", (visible(status.error), look)]
+        parts += ["\n    ", (label(status.error), look)]
     if status.tools:
         count = f"{len(status.tools)} tool" + ("s" if len(status.tools) != 1 else "")
-        names = ", ".join(visible(t) for t in status.tools)
+        names = ", ".join(label(t) for t in status.tools)
         parts += ["\n    ", (f"{count}: ", "$text-muted"), names]
     elif status.state == "connected":
         parts += ["\n    ", ("no tools", "$text-muted")]
     if status.unknown_enabled:
-        missing = ", ".join(visible(t) for t in status.unknown_enabled)
+        missing = ", ".join(label(t) for t in status.unknown_enabled)
         parts += ["\n    ", (f"enabledTools not listed by the server: {missing}", "$text-warning")]
     return Content.assemble(*parts)
 

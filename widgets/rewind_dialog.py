@@ -23,6 +23,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from picobot_tui.core.visible import label
+
 Mode = Literal["both", "conversation", "code"]
 MODES: tuple[tuple[Mode, str, str, str], ...] = (
     (
@@ -46,8 +48,7 @@ class TurnItem:
 
 
 def _one_line(text: str, width: int = 70) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return label(text, width)
 
 
 class RewindScreen(ModalScreen[tuple[int, Mode] | None]):

@@ -12,6 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from picobot_tui.core.visible import label
+
 CSS_FILE = Path(picobot_tui.styles.__file__).parent / "session_browser.tcss"
 
 
@@ -60,7 +62,9 @@ class ConfirmDeleteDialog(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Delete session?", classes="dialog-title")
-            yield Static(f"“{self._title}”\n{self._key}", markup=False, classes="dialog-body")
+            yield Static(
+                f"“{label(self._title)}”\n{self._key}", markup=False, classes="dialog-body"
+            )
             yield Label("This cannot be undone.", classes="dialog-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Delete (y)", variant="error", id="confirm")

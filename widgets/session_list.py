@@ -25,6 +25,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from picobot_tui.core.textsafe import terminal_safe
+from picobot_tui.core.visible import label
 
 if TYPE_CHECKING:
     from picobot_tui.core.sessions import SessionInfo
@@ -114,9 +115,9 @@ class SessionTable(DataTable):
 
     def _add_columns(self) -> None:
         self.add_column("Title", key="title", width=self._title_width)
-        for key, label, width in COLUMNS:
+        for key, heading, width in COLUMNS:
             justify: JustifyMethod = "right" if key == "count" else "left"
-            self.add_column(Text(label, justify=justify), key=key, width=width)
+            self.add_column(Text(heading, justify=justify), key=key, width=width)
 
     def on_resize(self) -> None:
         # DataTable has no flexible column: re-create the columns at the new title width.
@@ -213,7 +214,7 @@ class SessionTable(DataTable):
 
     def _cells(self, info: SessionInfo) -> tuple[Text, Text, Text, Text]:
         # Text, not str: DataTable parses str cells as markup, and titles are user text.
-        title = " ".join(terminal_safe(info.title or "(untitled)").split())
+        title = label(info.title or "(untitled)")
         depth = self._depth.get(info.key, 0)
         forked_at = info.forked_at
         if depth or info.parent:

@@ -20,8 +20,10 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from picobot_tui.core import json_input
 from picobot_tui.core.content import content_text
 from picobot_tui.core.textsafe import safe_value, terminal_safe
+from picobot_tui.core.visible import label
 
 from .preview_markdown import markdown_content
 
@@ -45,9 +47,8 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def one_line(text: str, width: int) -> str:
-    """Collapse whitespace and cut to `width` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+    """Collapse whitespace, show controls as stand-ins, cut to `width` with an ellipsis."""
+    return label(text, width)
 
 
 def _clip(text: str) -> tuple[str, bool]:
@@ -71,7 +72,7 @@ def tool_call_summary(call: Mapping[str, Any], width: int = 70) -> tuple[str, st
     args: Any = raw
     if isinstance(raw, str):
         try:
-            args = json.loads(raw) if raw.strip() else {}
+            args = json_input.loads(raw) if raw.strip() else {}
         except ValueError:
             args = raw
     if isinstance(args, Mapping):
@@ -82,7 +83,7 @@ def tool_call_summary(call: Mapping[str, Any], width: int = 70) -> tuple[str, st
             shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     else:
         shown = str(args)
-    return terminal_safe(name), one_line(terminal_safe(shown), width)
+    return label(name), one_line(shown, width)
 
 
 def _selected_indices(messages: Sequence[Mapping[str, Any]], pattern: re.Pattern[str] | None):
@@ -111,7 +112,7 @@ def _header(info: SessionInfo | None, count: int) -> list[Content]:
         if part
     )
     return [
-        Content.styled(terminal_safe(info.title or "(untitled)"), "bold"),
+        Content.styled(label(info.title or "(untitled)"), "bold"),
         Content.styled(terminal_safe(meta), "$text-muted"),
         Content(""),
     ]

@@ -25,6 +25,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from picobot_tui.core.visible import label
+
 from .block_text import STATUS_ICONS, format_duration, one_line_args, status_style
 
 SPINNER = "◐◓◑◒"
@@ -101,7 +103,7 @@ class ToolTimeline(Vertical):
         if e.kind == "call":
             if e.status == "running" and e.waiting:
                 return Content.assemble(
-                    ("? ", "bold $text-warning"), (e.name, "bold"), " ", (e.args, "dim"),
+                    ("? ", "bold $text-warning"), (label(e.name), "bold"), " ", (e.args, "dim"),
                     "\n  ", ("waiting for approval", "$text-warning"),
                 )  # fmt: skip
             if e.status == "running":
@@ -115,7 +117,7 @@ class ToolTimeline(Vertical):
             changes = e.extra.get("changes")
             return Content.assemble(
                 (f"{icon} ", f"bold {status_style(e.status)}"),
-                (e.name, "bold"),
+                (label(e.name), "bold"),
                 " ",
                 (e.args, "dim"),
                 "\n  ",
@@ -130,7 +132,10 @@ class ToolTimeline(Vertical):
             )
         icon = "⚠" if e.kind == "stuck" else "↻"
         return Content.assemble(
-            (f"{icon} ", "bold $text-warning"), (e.name, "$text-warning"), " ", (e.args, "dim")
+            (f"{icon} ", "bold $text-warning"),
+            (label(e.name), "$text-warning"),
+            " ",
+            (e.args, "dim"),
         )
 
     def _show(self) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from acp import schema as s
 
 from picobot_tui.acp.updates import kind_of, text_content, title_of
+from picobot_tui.core.visible import label, visible_value
 
 if TYPE_CHECKING:
     from picobot_tui.acp.outbox import Outbox
@@ -48,11 +49,12 @@ ALLOW, ALLOW_SESSION, ALWAYS, EVERYWHERE, DENY = (
 
 
 def options_for(req: ApprovalRequest) -> list[s.PermissionOption]:
+    """The options, labelled with `label` (a host, tool name or prefix shown as it is)."""
     if req.scope == "host" and req.host:
-        session_label = f"Allow {req.host} for this session"
+        session_label = label(f"Allow {req.host} for this session")
         what: str | None = req.host
     else:
-        session_label = f"Allow {req.name} for this session"
+        session_label = label(f"Allow {req.name} for this session")
         what = req.name
         if req.name == "exec":
             what = f"`{req.prefix} …`" if req.prefix else "this exact command" if req.rule else None
@@ -62,12 +64,16 @@ def options_for(req: ApprovalRequest) -> list[s.PermissionOption]:
     if what is not None:
         options.append(
             s.PermissionOption(
-                option_id=ALWAYS, name=f"Always allow {what} in this workspace", kind="allow_always"
+                option_id=ALWAYS,
+                name=label(f"Always allow {what} in this workspace"),
+                kind="allow_always",
             )
         )
         options.append(
             s.PermissionOption(
-                option_id=EVERYWHERE, name=f"Always allow {what} everywhere", kind="allow_always"
+                option_id=EVERYWHERE,
+                name=label(f"Always allow {what} everywhere"),
+                kind="allow_always",
             )
         )
     options.append(
@@ -87,7 +93,7 @@ def tool_call_for(req: ApprovalRequest, extra: list[Any] | None = None) -> s.Too
         kind=kind_of(req.name),
         status="pending",
         content=content,
-        raw_input=req.arguments,
+        raw_input=visible_value(req.arguments),
     )
 
 

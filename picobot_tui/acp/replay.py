@@ -2,11 +2,12 @@
 user_message_chunk, agent_message_chunk, and each tool call as one `tool_call` already in
 its final state (its result as content). System records (compaction summaries, notes) are
 not part of the conversation the client shows, and an interrupted turn's partial text is
-shown as it was kept."""
+shown as it was kept. Tool-call arguments too deep or not JSON are shown as the text the
+model sent (before, arguments nested past the parser's recursion limit made the load fail
+with -32603)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from picobot_tui.acp.updates import (
     title_of,
     user_text,
 )
+from picobot_tui.core import json_input
+from picobot_tui.core.visible import visible_value
 
 Update = s.UserMessageChunk | s.AgentMessageChunk | s.ToolCallStart
 
@@ -37,8 +40,8 @@ def _args(raw: Any) -> dict[str, Any] | str:
     if isinstance(raw, dict):
         return raw
     try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
+        value = json_input.loads(raw or "{}")
+    except (TypeError, ValueError):  # too deep or not JSON: the text as the model sent it
         return str(raw)
     return value if isinstance(value, dict) else str(raw)
 
@@ -78,5 +81,5 @@ def history_updates(messages: list[dict[str, Any]], workspace: Path) -> Iterator
                     status=status,
                     content=content,
                     locations=locations_of(workspace, name, args) or None,
-                    raw_input=args,
+                    raw_input=visible_value(args),
                 )

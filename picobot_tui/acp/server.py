@@ -31,6 +31,7 @@ from picobot_tui.acp.replay import history_updates
 from picobot_tui.acp.transport import StdioTransport
 from picobot_tui.acp.turns import rpc_error, run_prompt, uncancel
 from picobot_tui.acp.warmup import Warmup
+from picobot_tui.core.visible import label
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
@@ -327,7 +328,10 @@ class PicobotAgent:
         return s.ListSessionsResponse(
             sessions=[
                 s.SessionInfo(
-                    session_id=i.key, cwd=c, title=i.title or None, updated_at=i.updated or None
+                    session_id=i.key,
+                    cwd=c,
+                    title=label(i.title) or None,
+                    updated_at=i.updated or None,
                 )
                 for i, c in page
             ],

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from picobot_tui.acp.updates import ToolCalls, Usage
 from picobot_tui.config.settings import Settings
+from picobot_tui.core import json_input
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.sessions import Session
@@ -105,7 +106,7 @@ class CwdBook:
 
     def read(self) -> dict[str, str]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json_input.loads(self.path.read_bytes())
         except (OSError, ValueError):
             return {}
         return (

@@ -8,9 +8,12 @@ serving: -32700 for text that is not JSON (or not UTF-8), -32600 for JSON that i
 request, notification or response (batches included: picobot does not take them).
 Unknown methods (-32601) and bad params (-32602) are answered by the SDK's router.
 
-stdin is read by a thread with raw `os.read` (a slow or huge line never blocks the loop,
-and no buffered reader holds a lock at interpreter shutdown); frames are written with
-`os.write` on the duplicated stdout descriptor (`stdout_guard`), one whole line per call.
+stdin is read, split and parsed by `run.json_lines` (the reader `agent --json` uses too), in
+a thread, with the bounds of `core.json_input`: a frame over MAX_FRAME_BYTES, nested deeper
+than 128, or holding NaN, Infinity, a number too large or an integer of over 4,300 digits is
+a -32700 like any text that is not JSON (before them, one line of `[[[[…` raised a
+RecursionError that ended the agent). Frames are written with `os.write` on the duplicated
+stdout descriptor (`stdout_guard`), one whole line per call, and always as valid UTF-8.
 """
 
 from __future__ import annotations
@@ -23,13 +26,13 @@ import os
 import threading
 from typing import Any
 
+from picobot_tui.core.textsafe import clean_text
+from picobot_tui.run.json_lines import Line, start_reader
+
 log = logging.getLogger("picobot.acp")
 
 MAX_FRAME_BYTES = 50 * 1024 * 1024
 """The SDK's own stdio limit: a prompt may embed big resources."""
-
-_EOF = object()
-_TOO_LONG = object()
 
 
 def _error(code: int, message: str, id_: Any = None, data: Any = None) -> dict[str, Any]:
@@ -90,11 +93,13 @@ class StdioTransport:
     def __init__(self, in_fd: int, out_fd: int) -> None:
         self._in_fd = in_fd
         self._out_fd = out_fd
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._queue: asyncio.Queue[Line | None] = asyncio.Queue()
         self._closed = False
         self._write_lock = threading.Lock()
         loop = asyncio.get_running_loop()
-        threading.Thread(target=self._read, args=(loop,), name="acp-stdin", daemon=True).start()
+        start_reader(
+            in_fd, loop, self._queue.put_nowait, max_bytes=MAX_FRAME_BYTES, name="acp-stdin"
+        )
 
     # -- writing ---------------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -103,7 +108,11 @@ class StdioTransport:
     def write_frame(self, message: dict[str, Any]) -> None:
         if self._closed:
             raise ConnectionError("the protocol stream is closed")
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8, …)
+            data = clean_text(text).encode()  # U+FFFD: still the same JSON
         view = memoryview(data)
         with self._write_lock:
             try:
@@ -117,71 +126,25 @@ class StdioTransport:
     # -- reading ---------------------------------------------------------------------------
     async def receive(self) -> dict[str, Any] | None:
         while True:
-            item = await self._queue.get()
-            if item is _EOF:
+            line = await self._queue.get()
+            if line is None:
                 return None
-            if item is _TOO_LONG:
-                self._answer(_error(-32700, f"Parse error: a frame over {MAX_FRAME_BYTES} bytes"))
+            if line.problem is not None:
+                self._answer(_error(-32700, f"Parse error: {line.problem}"))
                 continue
-            assert isinstance(item, bytes)
-            if not item.strip():
-                continue
-            try:
-                message = json.loads(item.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                self._answer(_error(-32700, f"Parse error: {e}"))
-                continue
+            message = line.value
             problem = frame_problem(message)
             if problem is not None:
                 log.warning("bad JSON-RPC frame: %s", problem["error"]["message"])
                 if not (isinstance(message, dict) and "method" in message and "id" not in message):
                     self._answer(problem)  # a notification gets no answer, even an error
                 continue
+            assert isinstance(message, dict)  # frame_problem let only objects through
             return message
 
     def _answer(self, payload: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionError):
             self.write_frame(payload)
-
-    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        put = self._queue.put_nowait
-        buf = bytearray()
-        scanned = 0
-        discarding = False
-        while True:
-            try:
-                chunk = os.read(self._in_fd, 1 << 16)
-            except InterruptedError:
-                continue
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            buf += chunk
-            while True:
-                nl = buf.find(b"\n", scanned)
-                if nl < 0:
-                    scanned = len(buf)
-                    if len(buf) > MAX_FRAME_BYTES:
-                        if not discarding:
-                            loop.call_soon_threadsafe(put, _TOO_LONG)
-                            discarding = True
-                        buf.clear()
-                        scanned = 0
-                    break
-                line = bytes(buf[:nl])
-                del buf[: nl + 1]
-                scanned = 0
-                if discarding:
-                    discarding = False
-                elif len(line) > MAX_FRAME_BYTES:
-                    loop.call_soon_threadsafe(put, _TOO_LONG)
-                else:
-                    loop.call_soon_threadsafe(put, line)
-        if buf.strip() and not discarding:
-            loop.call_soon_threadsafe(put, bytes(buf))
-        with contextlib.suppress(RuntimeError):  # the loop is gone already
-            loop.call_soon_threadsafe(put, _EOF)
 
     @property
     def closed(self) -> bool:

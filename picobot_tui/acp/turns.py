@@ -29,6 +29,7 @@ from picobot_tui.core.events import (
     TurnFinished,
     UsageUpdated,
 )
+from picobot_tui.core.visible import label, visible
 
 if TYPE_CHECKING:
     from picobot_tui.acp.sessions import AcpSession
@@ -46,8 +47,8 @@ REFUSAL_KINDS = frozenset({"content_filter", "refusal"})
 
 def rpc_error(code: int, message: str, data: Any = None) -> RequestError:
     """A JSON-RPC error whose message is one line (a config error or a provider's message
-    may span several; the whole text stays readable on one)."""
-    return RequestError(code, " ".join(message.split()) or "error", data)
+    may span several; the whole text stays readable on one), its controls made visible."""
+    return RequestError(code, label(message) or "error", data)
 
 
 def uncancel() -> None:
@@ -102,7 +103,7 @@ async def run_prompt(
         if error is not None and error.kind in REFUSAL_KINDS:
             return s.PromptResponse(stop_reason="refusal")
         if error is not None:
-            raise rpc_error(-32603, error.message, {"kind": error.kind, "hint": error.hint})
+            raise rpc_error(-32603, error.message, {"kind": error.kind, "hint": label(error.hint)})
         raise rpc_error(-32603, finished.content if finished else "the turn failed")
     if outcome in ("max_iterations", "budget_exhausted") and finished and finished.content:
         await out.update(acp_s.id, agent_text(finished.content))  # why it stopped (not streamed)
@@ -112,7 +113,9 @@ async def run_prompt(
 async def _drive(
     out: Outbox, acp_s: AcpSession, text: str
 ) -> tuple[TurnFinished | None, ErrorEvent | None]:
-    events = acp_s.runtime.loop.run_turn(acp_s.session, text)
+    # Every session/prompt is a message the user sent now: after the loop stopped for too
+    # many failed model calls in a row, it calls the model again (as the TUI does).
+    events = acp_s.runtime.loop.run_turn(acp_s.session, text, user_sent=True)
     finished: TurnFinished | None = None
     error: ErrorEvent | None = None
     try:
@@ -160,7 +163,7 @@ async def _event(out: Outbox, acp_s: AcpSession, event: Event) -> None:
             sid,
             s.AgentThoughtChunk(
                 session_update="agent_thought_chunk",
-                content=s.TextContentBlock(type="text", text=note + "\n"),
+                content=s.TextContentBlock(type="text", text=visible(note) + "\n"),
             ),
         )
 

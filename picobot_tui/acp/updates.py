@@ -5,6 +5,12 @@ as it goes in_progress -> completed / failed, with a `kind`, a readable `title`,
 `locations` it touches and, for write_file / edit_file, a `diff` block (path, oldText,
 newText); the todo tool's list -> plan; the context gauge and the session's cost ->
 usage_update.
+
+Every string the client shows is made visible, as in the TUI: titles and plan entries with
+`label` (one line, no Cc/Cf character: a bidi override or a zero-width space in a command
+cannot make its title read as another command), and the text beside them (tool results,
+diffs, the raw input and output) with `visible` (stand-ins, \n and \t kept). Only
+`locations` keep the path as it is: the client opens it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 from acp import schema as s
 
 from picobot_tui.core.events import BudgetChanged, ToolCallFinished, ToolCallStarted, UsageUpdated
+from picobot_tui.core.visible import label, visible, visible_value
 
 KINDS: dict[str, s.ToolKind] = {
     "read_file": "read",
@@ -37,18 +44,13 @@ def kind_of(name: str) -> s.ToolKind:
     return KINDS.get(name, "other")
 
 
-def _one_line(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1] + "…"
-
-
 def title_of(name: str, args: dict[str, Any] | str, server: str | None = None) -> str:
     """`exec: pytest -q`, `read_file: src/app.py`, `mcp time: get_current_time`."""
     if not isinstance(args, dict):
-        return name
+        return label(name, MAX_TITLE)
     if server is not None:
         tool = name.removeprefix(f"mcp_{server}_")
-        return _one_line(f"{server}: {tool}")
+        return label(f"{server}: {tool}", MAX_TITLE)
     detail: Any = None
     if name == "exec":
         detail = args.get("command")
@@ -62,7 +64,7 @@ def title_of(name: str, args: dict[str, Any] | str, server: str | None = None) -
         action = args.get("action")
         text = args.get("text") or (f"#{args['index']}" if "index" in args else "")
         detail = f"{action} {text}".strip()
-    return _one_line(f"{name}: {detail}") if detail else name
+    return label(f"{name}: {detail}" if detail else name, MAX_TITLE)
 
 
 def _inside(workspace: Path, raw: Any) -> Path | None:
@@ -149,13 +151,17 @@ def diff_of(
             return None  # the tool will refuse it and say why
         new = old.replace(before, after, 1)
     return s.FileEditToolCallContent(
-        type="diff", path=str(path), old_text=old if path.exists() else None, new_text=new
+        type="diff",
+        path=str(path),
+        old_text=visible(old) if path.exists() else None,
+        new_text=visible(new),
     )
 
 
 def text_content(text: str) -> s.ContentToolCallContent:
+    """A tool call's text (a preview, a result), made visible."""
     return s.ContentToolCallContent(
-        type="content", content=s.TextContentBlock(type="text", text=text)
+        type="content", content=s.TextContentBlock(type="text", text=visible(text))
     )
 
 
@@ -194,7 +200,7 @@ class ToolCalls:
             status="pending",
             content=content or None,
             locations=locations_of(self.workspace, ev.name, ev.arguments) or None,
-            raw_input=ev.arguments,
+            raw_input=visible_value(ev.arguments),
         )
 
     def diff(self, call_id: str) -> s.FileEditToolCallContent | None:
@@ -217,7 +223,7 @@ class ToolCalls:
             tool_call_id=ev.id,
             status="completed" if ev.ok else "failed",
             content=content,
-            raw_output={"status": ev.status, "result": ev.result},
+            raw_output={"status": ev.status, "result": visible(ev.result)},
         )
 
     def cancel_open(self) -> list[s.ToolCallProgress]:
@@ -249,7 +255,7 @@ def plan_from_todo(path: Path) -> s.AgentPlanUpdate | None:
         if m:
             entries.append(
                 s.PlanEntry(
-                    content=m.group(2) or "(empty)",
+                    content=label(m.group(2)) or "(empty)",
                     priority="medium",
                     status="pending" if m.group(1) == " " else "completed",
                 )

@@ -8,7 +8,6 @@ instead of the config file (`variable_for`).
 
 from __future__ import annotations
 
-import json
 import os
 import types
 import typing
@@ -16,6 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
+
+from picobot_tui.core import json_input
 
 PREFIX = "PICOBOT_"
 DELIMITER = "__"
@@ -94,7 +95,7 @@ def _holds(value: str, rest: tuple[str, ...]) -> bool:
     """Whether a group's JSON value sets the path `rest` (by field name, as pydantic reads
     it)."""
     try:
-        data: Any = json.loads(value)
+        data: Any = json_input.loads(value)
     except ValueError:
         return True  # not JSON: the error is about this variable anyway
     for part in rest:

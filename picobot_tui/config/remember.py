@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from picobot_tui.config.jsonc import strip_json_comments
 from picobot_tui.config.settings import Settings
 from picobot_tui.config.workspace_rules import remove_rule, save_rule
+from picobot_tui.core import json_input
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.command_rules import COMMAND_TOOL, describe, prefix_rule
 from picobot_tui.core.paths import config_path
@@ -34,7 +35,7 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
     if not text.strip():
         return {}
-    data = json.loads(strip_json_comments(text))
+    data = json_input.loads(strip_json_comments(text))  # JsonInputError is a ValueError
     if not isinstance(data, dict):
         raise ValueError(f"{path}: the config must be a JSON object")
     return data

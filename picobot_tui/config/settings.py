@@ -6,7 +6,6 @@ stripped before parsing, keeping line numbers so errors can point at the right l
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -24,6 +23,7 @@ from pydantic_settings import (
 
 from picobot_tui.config.env_vars import unknown_variables, variable_for
 from picobot_tui.config.jsonc import strip_json_comments
+from picobot_tui.core import json_input
 from picobot_tui.core.paths import config_path
 from picobot_tui.core.settings import CoreSettings, Section
 
@@ -134,10 +134,11 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
     if not text.strip():
         return {}, text
     try:
-        data = json.loads(strip_json_comments(text))
-    except json.JSONDecodeError as e:
+        data = json_input.loads(strip_json_comments(text))
+    except json_input.JsonInputError as e:
+        where = f"{path}, line {e.line}, column {e.column}" if e.line else str(path)
         raise ConfigError(
-            f"{path}, line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}.\n"
+            f"{where}: invalid JSON: {e.detail}.\n"
             "Fix the file, or move it away and run `picobot onboard` to write a fresh one."
         ) from None
     if not isinstance(data, dict):

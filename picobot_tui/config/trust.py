@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.paths import picobot_home
 
@@ -24,7 +25,7 @@ def trust_path() -> Path:
 
 def _answers(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_input.loads(path.read_bytes())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:

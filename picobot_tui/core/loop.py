@@ -290,8 +290,19 @@ class AgentLoop:
         if send:  # `send=False`: for the file only (a marker the provider must not see)
             state.history.append(to_provider(message))
 
-    async def run_turn(self, session: Session, text: str) -> AsyncGenerator[Event, None]:
-        """Process one user message; yields events until TurnFinished."""
+    async def run_turn(
+        self, session: Session, text: str, *, user_sent: bool = False
+    ) -> AsyncGenerator[Event, None]:
+        """Process one user message; yields events until TurnFinished.
+
+        After maxConsecutiveFailures failed model calls in a row the loop is stopped: a
+        message that was waiting (a queue, `--json` input) is refused unread. `user_sent`
+        says the user sent `text` just now (the TUI's prompt, an ACP `session/prompt`): that
+        message starts afresh, as the stop's hint asks ("fix the cause, then send a message
+        again"), and the model is called again.
+        """
+        if self.failures.stopped and user_sent:
+            self.failures.reset()
         if self.failures.stopped:  # nothing is stored: the message was never taken
             message = self.failures.message()
             yield ErrorEvent(message, TOO_MANY_FAILURES, _STOPPED_HINT)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.secrets import MASK, Scrubber
 
 REFUSED = (
@@ -47,8 +48,8 @@ def mask_arguments(scrub: Scrubber, raw: str) -> tuple[str, bool]:
     if not isinstance(raw, str) or not raw:
         return raw, False
     try:
-        decoded = json.loads(raw)
-    except (ValueError, RecursionError):
+        decoded = json_input.loads(raw)
+    except ValueError:
         masked = scrub.deep(raw)
         return masked, masked != raw
     masked_obj, hit = _mask_value(scrub, decoded)

@@ -1,8 +1,11 @@
-"""Text that is safe to show in a terminal: no escape sequences, no stray control bytes."""
+"""Text that is safe to show in a terminal (no escape sequences, no stray control bytes) and
+to encode (no lone surrogates)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 # The one escape policy (tool output, stored messages, anything a front end prints). Strings
 # (OSC: titles, hyperlinks, clipboard; DCS/SOS/PM/APC) go to their terminator, or to the next
@@ -33,13 +36,41 @@ def decode_output(data: bytes) -> str:
     return terminal_safe(data.decode("utf-8", errors="replace"))
 
 
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """`value` (JSON-like: dicts, lists, tuples) with `fn` applied to every string in it,
+    keys included."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {map_strings(k, fn): map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(map_strings(v, fn) for v in value)
+    return value
+
+
 def safe_value(value: object) -> object:
     """`value` with terminal_safe applied to every string in it (dicts, lists, tuples), e.g.
     decoded tool-call arguments or a stored message, before a front end renders it."""
-    if isinstance(value, str):
-        return terminal_safe(value)
-    if isinstance(value, dict):
-        return {safe_value(k): safe_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(safe_value(v) for v in value)
-    return value
+    return map_strings(value, terminal_safe)
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD.
+
+    Python decodes undecodable argv bytes (`-m $'caf\\xe9'`) to surrogate escapes, and a
+    JSON `"\\udce9"` loads as one. Neither can be encoded as UTF-8, so a provider request
+    holding one fails every time: such a session was bricked.
+    """
+    if _SURROGATE_RE.search(text) is None:
+        return text
+    # UTF-16 with surrogatepass joins a valid pair into its character; what is left alone
+    # becomes U+FFFD.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def clean_strings(value: Any) -> Any:
+    """`value` (JSON-like) with `clean_text` applied to every string, keys included."""
+    return map_strings(value, clean_text)

@@ -19,7 +19,9 @@ STUCK_MESSAGE = (
 CANCELLED_RESULT = "Error: cancelled by user before the tool finished."
 TOO_MANY_FAILURES = "too_many_failures"
 """The ErrorEvent kind when maxConsecutiveFailures model calls in a row failed: the agent
-takes no more turns (`--json` exits 1, the library raises) until `failures.reset()`."""
+takes no queued turn (`--json` exits 1, the library raises until `failures.reset()`); a
+message the user sends afterwards (`run_turn(..., user_sent=True)`: the TUI's prompt, an ACP
+`session/prompt`) starts afresh."""
 
 
 @dataclass
@@ -65,7 +67,7 @@ class FailureCounter:
         self.count, self.last_error = 0, ""
 
     def reset(self) -> None:
-        """Start afresh (the TUI does when the user sends a new message)."""
+        """Start afresh (the loop does for a message the user sends after the stop)."""
         self.succeeded()
 
     def message(self) -> str:

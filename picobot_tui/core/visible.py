@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from picobot_tui.core.textsafe import map_strings
 
 _FORMAT_RANGES = (
     "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e"
@@ -47,6 +50,34 @@ def visible(text: str) -> str:
     Keeps \\n and \\t. Idempotent: the output holds none of the characters it replaces.
     """
     return _INVISIBLE_RE.sub(_stand_in, text)
+
+
+def label(text: object, width: int | None = None, *, exact: bool = False) -> str:
+    """A title, label or status string for any front end (an ACP tool-call or permission
+    title, a plan entry, a session title, a timeline row, a JSON-RPC error message): on one
+    line, with every control and invisible character (Unicode Cc and Cf: ESC, C1, bidi
+    embeddings, overrides and isolates, zero-width characters, BOM, …) as its stand-in, so
+    a title cannot read differently from what it names. Newlines, tabs and runs of spaces
+    become one space; with `width`, cut to that many characters with "…". `exact` is for
+    a name (a file path): its spaces are kept, and \\n and \\t are stand-ins (␊ ␉) too.
+
+    The one function every front end builds such strings with; `visible` is its
+    multi-line form for text content (previews, tool results), which keeps \\n and \\t.
+    """
+    raw = text if isinstance(text, str) else str(text)
+    if exact:
+        flat = visible(raw).replace("\n", "\u240a").replace("\t", "\u2409")
+    else:
+        flat = " ".join(visible(raw).split())
+    if width is not None and len(flat) > width:
+        return flat[: max(0, width - 1)] + "…"
+    return flat
+
+
+def visible_value(value: Any) -> Any:
+    """`value` with `visible` applied to every string in it (dicts, lists, tuples; keys
+    too): a tool call's arguments as a front end shows them raw (ACP `rawInput`)."""
+    return map_strings(value, visible)
 
 
 def has_invisible(text: str) -> bool:

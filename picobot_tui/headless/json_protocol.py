@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
-import threading
 from contextlib import aclosing, suppress
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,6 +37,7 @@ from picobot_tui.core.sessions import SessionError
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import Run, RunError, RunOptions, open_run, open_session
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK
+from picobot_tui.run.json_lines import Line, parse_line, start_reader
 from picobot_tui.run.runtime import mcp_running
 from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
@@ -47,6 +46,9 @@ if TYPE_CHECKING:
     from picobot_tui.core.tools.base import ToolContext
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+"""Longer input lines are dropped as they stream in (one `protocol` error each). Lines are
+read and parsed by `run.json_lines`, the reader `picobot acp` uses: nesting deeper than 128,
+NaN/Infinity and numbers too large are `protocol` errors like any line that is not JSON."""
 DECISIONS = ("allow", "allow_session", "always", "deny")
 SCOPES = ("workspace", "everywhere")
 _EOF = object()
@@ -105,19 +107,23 @@ class JsonChannel:
                 ErrorEvent(f"could not save the rule: {e} (allowed this once)", "config")
             )
 
-    def handle_line(self, raw: bytes | None, too_long: bool = False) -> None:
-        """Route one input line (called on the event loop)."""
-        if too_long:
+    def handle_line(self, raw: bytes) -> None:
+        """Route one raw input line (parsed here with the reader's bounds)."""
+        if raw.strip():
+            self.handle(parse_line(raw, MAX_LINE_BYTES))
+
+    def handle(self, line: Line | None) -> None:
+        """Route one line from the reader, or its end (None); called on the event loop."""
+        if line is None:
+            self.handle_eof()
+            return
+        if line.too_long:
             self.protocol_error(f"input line longer than {MAX_LINE_BYTES} bytes was ignored")
             return
-        assert raw is not None
-        if not raw.strip():
+        if line.problem is not None:
+            self.protocol_error(f"invalid JSON line ignored: {line.problem}")
             return
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            self.protocol_error(f"invalid JSON line ignored: {e}")
-            return
+        data = line.value
         if not isinstance(data, dict):
             self.protocol_error('each line must be a JSON object with a "type"')
             return
@@ -207,51 +213,6 @@ class JsonChannel:
                 return
 
 
-def _reader(channel: JsonChannel, loop: asyncio.AbstractEventLoop, fd: int) -> None:
-    """Read stdin in a thread so a slow or huge line never blocks the event loop.
-
-    Raw `os.read` on the descriptor, not `sys.stdin.buffer`: a daemon thread blocked inside a
-    BufferedReader holds its lock, and the interpreter aborts at exit ("could not acquire lock
-    for <stdin> at interpreter shutdown") when a signal ends picobot while stdin is open.
-    """
-    buf = bytearray()
-    scanned = 0  # bytes of `buf` known to hold no newline
-    discarding = False  # inside a line that was already reported as too long
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except InterruptedError:
-            continue
-        except OSError:
-            chunk = b""
-        if not chunk:
-            break
-        buf += chunk
-        while True:
-            nl = buf.find(b"\n", scanned)
-            if nl < 0:
-                scanned = len(buf)
-                if len(buf) > MAX_LINE_BYTES:
-                    if not discarding:
-                        loop.call_soon_threadsafe(channel.handle_line, None, True)
-                        discarding = True
-                    buf.clear()
-                    scanned = 0
-                break
-            line = bytes(buf[: nl + 1])
-            del buf[: nl + 1]
-            scanned = 0
-            if discarding:  # the end of an oversized line
-                discarding = False
-            elif len(line) - 1 > MAX_LINE_BYTES:
-                loop.call_soon_threadsafe(channel.handle_line, None, True)
-            else:
-                loop.call_soon_threadsafe(channel.handle_line, line)
-    if buf and not discarding:
-        loop.call_soon_threadsafe(channel.handle_line, bytes(buf))
-    loop.call_soon_threadsafe(channel.handle_eof)
-
-
 async def _run(opts: RunOptions, yes: bool) -> int:
     channel = JsonChannel(sys.stdout, yes=yes)
     received: list[int] = []
@@ -261,11 +222,9 @@ async def _run(opts: RunOptions, yes: bool) -> int:
         task = asyncio.current_task()
         assert task is not None
         install_signal_handlers(task, received)
-        threading.Thread(
-            target=_reader,
-            args=(channel, asyncio.get_running_loop(), sys.stdin.fileno()),
-            daemon=True,
-        ).start()
+        start_reader(
+            sys.stdin.fileno(), asyncio.get_running_loop(), channel.handle, max_bytes=MAX_LINE_BYTES
+        )
         with suppress(asyncio.CancelledError):
             async with mcp_running(run.runtime):
                 await channel.serve(run, received)

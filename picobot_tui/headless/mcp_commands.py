@@ -14,14 +14,14 @@ an `env` or `headers` value) and shows escapes and bidi controls as stand-ins
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.mcp.manager import McpManager, ServerStatus
 from picobot_tui.core.tools.base import ToolError
-from picobot_tui.core.visible import visible
+from picobot_tui.core.visible import label, visible
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import load_checked_settings
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
@@ -71,28 +71,32 @@ def _still_connecting(timeout: float) -> str:
 def status_lines(
     statuses: list[ServerStatus], tool_names: Callable[[str], list[str]], timeout: float
 ) -> list[str]:
-    """The text of `picobot mcp list`: one block per server."""
-    width = max(len(s.name) for s in statuses)
+    """The text of `picobot mcp list`: one block per server. A server names its tools and
+    words its errors: each is a `label` (one line, controls as stand-ins), so a name holding
+    a newline cannot print a line of its own (a forged "connected" status)."""
+    width = max(len(label(s.name)) for s in statuses)
     lines: list[str] = []
     for s in statuses:
         if s.state == "connected":
             ms = f" in {s.connect_ms:,.0f} ms" if s.connect_ms is not None else ""
             count = f"{len(s.tools)} tool{'s' if len(s.tools) != 1 else ''}"
-            era = f", protocol {s.protocol}" if s.protocol else ""
+            era = f", protocol {label(s.protocol)}" if s.protocol else ""
             state = f"connected{ms}, {count}{era}"
         elif s.state == "failed":
-            state = f"failed: {s.error or 'unknown error'}"
+            state = f"failed: {label(s.error or 'unknown error')}"
         elif s.state == "connecting":
             state = _still_connecting(timeout)
         else:
-            state = s.state + (f": {s.error}" if s.error else "")
-        lines.append(f"{s.name:<{width}}  {s.transport:<5}  trust {s.trust:<4}  {state}")
+            state = s.state + (f": {label(s.error)}" if s.error else "")
+        name = label(s.name)
+        lines.append(f"{name:<{width}}  {s.transport:<5}  trust {s.trust:<4}  {state}")
         names = tool_names(s.name) if s.state == "connected" else []
-        tool_width = max((len(t) for t in s.tools), default=0)
-        for tool, offered in zip(s.tools, names, strict=False):
+        tools = [label(t) for t in s.tools]
+        tool_width = max((len(t) for t in tools), default=0)
+        for tool, offered in zip(tools, names, strict=False):
             lines.append(f"  {tool:<{tool_width}}  as {offered}")
         if s.unknown_enabled:
-            missing = ", ".join(s.unknown_enabled)
+            missing = ", ".join(label(t) for t in s.unknown_enabled)
             lines.append(f"  enabledTools names tools the server does not offer: {missing}")
     return lines
 
@@ -131,10 +135,10 @@ def parse_args(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as e:
+        value = json_input.loads(raw)
+    except json_input.JsonInputError as e:
         raise RunError(
-            f"--args is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}. "
+            f"--args is not valid JSON: {e}. "
             'Give one JSON object, e.g. --args \'{"timezone": "UTC"}\'.',
             EXIT_USAGE,
         ) from None
@@ -178,7 +182,7 @@ def _model_name(manager: McpManager, server: str, tool: str) -> str:
         return names[tool]
     if tool in names.values():
         return tool
-    offered = ", ".join(f"`{visible(n)}`" for n in names) or "none"
+    offered = ", ".join(f"`{label(n)}`" for n in names) or "none"
     limited = " (enabledTools limits them)" if found.config.enabled_tools is not None else ""
     raise RunError(
         f"MCP server `{server}` has no tool `{tool}`; its tools{limited}: {offered}", EXIT_USAGE
@@ -202,7 +206,7 @@ async def _call(
         if status.state != "connected":
             why = status.error if status.state in ("failed", "off") else None
             why = why or _still_connecting(manager.connect_timeout)
-            err.write(scrub(visible(f"picobot: MCP server `{server}`: {why}")) + "\n")
+            err.write(scrub(label(f"picobot: MCP server `{server}`: {why}")) + "\n")
             return EXIT_ERROR
         name = _model_name(manager, server, tool)
         registry = runtime.tools

@@ -32,7 +32,7 @@ from picobot_tui.core.events import (
     TurnFinished,
 )
 from picobot_tui.core.textsafe import terminal_safe
-from picobot_tui.core.visible import visible
+from picobot_tui.core.visible import label, visible
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import RunOptions, open_run
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
@@ -48,8 +48,7 @@ OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
 
 def _short(value: Any, limit: int = 100) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(terminal_safe(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return label(text, limit)
 
 
 def _isatty(stream: IO[str]) -> bool:

@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes
+from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes, toasts
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -76,7 +76,7 @@ pass (30-90 ms here); at 0.08 s a key press waited behind them, p95 116 ms while
 tokens/s streamed, 71 ms at 0.15 s (bench #5)."""
 
 
-class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
+class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[int]):
     """picobot's TUI."""
 
     TITLE = "picobot"
@@ -356,24 +356,23 @@ class PicobotApp(checkpoint_actions.CheckpointActions, App[int]):
         elif self.lifecycle.running or not self.ready:
             self.queue.add(message.text)
         else:
-            if self.runtime is not None and self.runtime.loop.failures.stopped:
-                # After too many failures in a row the user's own next message starts
-                # afresh; queued messages wait until it went through.
-                self.runtime.loop.failures.reset()
-            await self.send(message.text)
+            # After too many failures in a row the user's own next message starts afresh
+            # (the loop resets for a message `user_sent`); queued ones wait until it went
+            # through.
+            await self.send(message.text, user_sent=True)
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, *, user_sent: bool = False) -> None:
         session = await self.sessions.ensure_open()
         if session is None:
             return
         self.lifecycle.begin()
         await self.router.apply(UserSent(text))
-        self.run_turn(text)
+        self.run_turn(text, user_sent)
 
     @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_turn(self, text: str) -> None:
+    async def run_turn(self, text: str, user_sent: bool = False) -> None:
         assert self.runtime is not None and self.sessions.session is not None
-        events = self.runtime.loop.run_turn(self.sessions.session, text)
+        events = self.runtime.loop.run_turn(self.sessions.session, text, user_sent=user_sent)
         await self._consume(events)
 
     async def _consume(self, events: Any) -> None:

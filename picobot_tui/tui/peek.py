@@ -7,11 +7,11 @@ Best effort: anything unreadable is ignored here. The app applies the validated 
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from picobot_tui.config.jsonc import strip_json_comments
+from picobot_tui.core import json_input
 from picobot_tui.core.paths import config_path
 
 _FIELDS = {
@@ -36,7 +36,7 @@ def peek_ui() -> dict[str, Any]:
     """The `ui` values that config.json and PICOBOT_UI__* set, those that look valid."""
     out: dict[str, Any] = {}
     try:
-        data = json.loads(strip_json_comments(config_path().read_text(encoding="utf-8")))
+        data = json_input.loads(strip_json_comments(config_path().read_text(encoding="utf-8")))
         ui = data.get("ui") if isinstance(data, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):
         ui = None

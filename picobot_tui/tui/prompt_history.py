@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from picobot_tui.core import json_input
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.paths import picobot_home
 
@@ -113,7 +114,7 @@ def _read(path: Path) -> list[str]:
     entries = []
     for line in raw.splitlines():
         try:
-            text = json.loads(line).get("text")
+            text = json_input.loads(line).get("text")
         except (ValueError, AttributeError):
             continue  # a torn or foreign line
         if isinstance(text, str) and text.strip():

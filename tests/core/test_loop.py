@@ -204,6 +204,24 @@ async def test_consecutive_failures_across_turns_stop_the_agent() -> None:
     assert events[-1].outcome == "final" and events[-1].content == "back"
 
 
+async def test_a_message_the_user_sends_after_the_stop_calls_the_model_again() -> None:
+    """Issue 21 point 9: the stop holds for waiting messages (a queue, `--json` input), but
+    a message the user sends after it (`user_sent`: the TUI's prompt, an ACP prompt) starts
+    afresh, as the hint asks; it is not stuck until some front end resets the counter."""
+    err = LLMError("bad key", kind="auth", transient=False)
+    rt, model, _ = make([[err]] * 3 + [text("back")])
+    session = None
+    for i in range(3):
+        events, session = await run(rt, f"q{i}", session)
+    assert rt.loop.failures.stopped and len(model.requests) == 3
+    queued = [e async for e in rt.loop.run_turn(session, "queued")]
+    assert queued[0].kind == "too_many_failures" and len(model.requests) == 3
+    sent = [e async for e in rt.loop.run_turn(session, "fixed it", user_sent=True)]
+    assert len(model.requests) == 4
+    assert sent[-1].outcome == "final" and sent[-1].content == "back"
+    assert not rt.loop.failures.stopped and rt.loop.failures.count == 0
+
+
 async def test_a_successful_call_resets_the_failure_count() -> None:
     err = LLMError("bad key", kind="auth", transient=False)
     rt, model, _ = make([[err], [err], text("ok"), [err], [err], text("still going")])

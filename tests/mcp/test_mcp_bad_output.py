@@ -118,3 +118,22 @@ def test_a_tool_named_with_bidi_and_escapes_is_listed_with_stand_ins(
     assert called.returncode == 2 and "`echo⟨U+202E⟩␛]0;PWN␇`" in called.stderr
     for text in (listed.stdout, called.stderr):
         assert not {"\u202e", "\x1b", "\x07"} & set(text)
+
+
+def test_a_tool_name_with_a_newline_cannot_forge_a_line_of_mcp_list(
+    picobot_home: Path, tmp_path: Path
+) -> None:
+    """A server names its tool `echo` + newline + a line that reads like another server's
+    status, then a U+2028 line separator. `visible` keeps newlines, so `mcp list` printed
+    the forged line as its own. Names are labels now: one line each (the newline a space,
+    U+2028 a stand-in), so the forged text stays inside the name's own line."""
+    forged = "echo\\ntrusted  stdio  trust auto  connected in 0.1 s\\u2028x"
+    script = tmp_path / "raw_server.py"
+    script.write_text(RAW_SERVER.replace('"echo\\u202e\\x1b]0;PWN\\x07"', f'"{forged}"'))
+    (picobot_home / "config.json").write_text("{}")
+    write_mcp_config(picobot_home, {"r": {"command": sys.executable, "args": [str(script)]}})
+    listed = run_cli(picobot_home, "mcp", "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert not any(line.startswith("trusted") for line in lines), listed.stdout
+    assert "  echo trusted stdio trust auto connected in 0.1 s⟨U+2028⟩x  as mcp_r_" in listed.stdout

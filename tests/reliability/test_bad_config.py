@@ -225,6 +225,9 @@ BAD_FILES = {
     "wrong-type": b'{"tools": {"restrictToWorkspace": "sometimes"}}',
     "not-an-object": b"[1, 2, 3]",
     "invalid-utf8": b'{"ui": {"theme": "\xff\xfe"}}',
+    # Issue 21 round three: both were tracebacks (RecursionError; a bare ValueError)
+    "nested-100k-deep": b'{"ui": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "number-of-5000-digits": b'{"agents": {"defaults": {"maxTokens": ' + b"9" * 5_000 + b"}}}",
 }
 
 

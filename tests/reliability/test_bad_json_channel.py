@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.llm import scripted
 from picobot_tui.core.llm.scripted import ScriptedModel
-from picobot_tui.headless.json_protocol import MAX_LINE_BYTES, JsonChannel, _reader
+from picobot_tui.headless.json_protocol import MAX_LINE_BYTES, JsonChannel
 from picobot_tui.run.context import Run
+from picobot_tui.run.json_lines import split_lines
 from picobot_tui.run.runtime import build_runtime
 from tests.reliability.fuzz import fuzz, tally
 from tests.reliability.support import Proc, Router, write_config
@@ -71,6 +72,10 @@ def _run(tmp: Path, model: ScriptedModel) -> Run:
     return Run(s, rt, session, [])
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _valid_message(obj: Any) -> bool:
     return (
         isinstance(obj, dict)
@@ -108,8 +113,8 @@ def test_any_lines_give_errors_or_turns_never_an_exception(tmp_path_factory, bat
             assert e["kind"] in ("protocol", "session") and e["message"]
     decoded = []
     for raw in batch:
-        try:
-            decoded.append(json.loads(raw.decode("utf-8")))
+        try:  # json.dumps writes Infinity for a float too large: not JSON, refused
+            decoded.append(json.loads(raw.decode("utf-8"), parse_constant=_not_json))
         except (UnicodeDecodeError, ValueError):
             decoded.append(None)
     queued = [d for d in decoded if _valid_message(d)]
@@ -160,27 +165,11 @@ def test_a_bad_session_id_is_an_error_event_not_a_crash(tmp_path) -> None:
     )
 )
 def test_reader_splits_lines_and_drops_oversized_ones(chunks) -> None:
-    """The stdin reader thread: any byte stream becomes the same lines a plain split gives,
-    except that lines longer than the cap become one "too long" notice each."""
+    """The stdin reader (`run.json_lines`, shared with `picobot acp`): any byte stream
+    becomes the same lines a plain split gives, except that lines longer than the cap become
+    one "too long" notice (None) each."""
     tally("--json stdin reader (in process, random byte streams)")
     data = b"".join(chunks)
-    got: list[tuple[bytes | None, bool]] = []
-    eof = threading.Event()
-
-    class FakeLoop:
-        def call_soon_threadsafe(self, fn, *args):  # noqa: ANN001
-            if getattr(fn, "__name__", "") == "handle_eof":
-                eof.set()
-                return
-            got.append((args[0], bool(args[1]) if len(args) > 1 else False))
-
-    class Chan:
-        def handle_line(self, raw, too_long=False):  # noqa: ANN001
-            raise AssertionError("the reader must go through the loop")
-
-        def handle_eof(self):
-            raise AssertionError("the reader must go through the loop")
-
     r, w = os.pipe()
 
     def feed() -> None:
@@ -189,20 +178,16 @@ def test_reader_splits_lines_and_drops_oversized_ones(chunks) -> None:
 
     t = threading.Thread(target=feed)
     t.start()
-    _reader(Chan(), FakeLoop(), r)  # type: ignore[arg-type]
+    got = list(split_lines(r, MAX_LINE_BYTES))
     t.join()
     os.close(r)
-    assert eof.is_set()
-    expected: list[tuple[bytes | None, bool]] = []
+    expected: list[bytes | None] = []
     parts = data.split(b"\n")
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if last and not part:
             break
-        if len(part) > MAX_LINE_BYTES:
-            expected.append((None, True))
-        else:
-            expected.append((part + (b"" if last else b"\n"), False))
+        expected.append(None if len(part) > MAX_LINE_BYTES else part)
     assert got == expected
 
 
@@ -260,3 +245,48 @@ def test_console_script_survives_bad_lines_and_queues_messages_in_order(tmp_path
     ]
     assert sent_users[-1] == ["j: first", "j: message 2", "j: message 3", "j: message 4"]
     assert [len(u) for u in sent_users] == [1, 2, 3, 4]
+
+
+@pytest.mark.e2e
+def test_console_script_answers_hostile_json_with_protocol_errors_and_keeps_serving(
+    tmp_path,
+) -> None:
+    """Issue 21 point 4: one line of `[[[[…` (400 KB) printed a RecursionError traceback
+    and no `error` event; a 100,000-digit number raised a bare ValueError the same way. Each
+    hostile line is now one `protocol` error, and the messages after them are answered."""
+    hostile = [
+        b"[" * 400_000,
+        b'{"type": "message", "content": "x", "n": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",
+        b'{"type": "message", "content": "x", "n": ' + b"9" * 100_000 + b"}",
+        b'{"type": "message", "content": "x", "n": NaN}',
+        b'{"type": "message", "content": "x", "n": 1e400}',
+        b'{"type": "approval", "id": "never-asked", "decision": "allow"}',
+    ]
+    with OpenAITestServer(default=text_reply("fine")) as server:
+        write_config(tmp_path, server.url)
+        proc = Proc(tmp_path, ["agent", "--json", "--yes"], stdin=True)
+        try:
+            assert proc.popen.stdin is not None
+            for line in hostile:
+                proc.popen.stdin.write(line + b"\n")
+            # a lone surrogate in a message is taken (as U+FFFD), and answered
+            proc.popen.stdin.write(b'{"type": "message", "content": "hello \\ud800"}\n')
+            proc.popen.stdin.flush()
+            proc.close_stdin()
+            code = proc.finish(timeout=120)
+        finally:
+            if proc.popen.poll() is None:
+                proc.popen.kill()
+                proc.finish()
+    assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+    assert code == 0, proc.stderr
+    events = proc.events()
+    errors = [e for e in events if e["type"] == "error"]
+    assert [e["kind"] for e in errors] == ["protocol"] * len(hostile)
+    said = [e["message"] for e in errors]
+    assert "nested more than 128 levels deep" in said[0] and "nested" in said[1]
+    assert "digits" in said[2] and "NaN" in said[3] and "too large" in said[4]
+    assert "never-asked" in said[5]
+    finished = [e for e in events if e["type"] == "turn_finished"]
+    assert [f["outcome"] for f in finished] == ["final"]
+    assert "hello \ufffd" in json.dumps(server.last_body, ensure_ascii=False)

@@ -20,6 +20,7 @@ import asyncio
 import io
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -304,3 +305,49 @@ def test_console_script_shows_no_raw_escapes(tmp_path) -> None:
     leaks = {k: v.count(b"\x1b") for k, v in outputs.items() if b"\x1b" in v or b"\x07" in v}
     assert not leaks, leaks
     assert KEY.encode() not in b"".join(outputs.values())
+
+
+@pytest.mark.e2e
+def test_console_script_titles_show_invisible_characters(tmp_path) -> None:
+    """Issue 21 point 11: a session's title comes from its first message; `sessions list`
+    and `search` showed its bidi override, isolates and zero-width characters raw (only C0
+    and C1 controls were stripped), so a listed title could read as another. Every Cc/Cf
+    character is a visible stand-in now."""
+    hidden = "\u202eevil\u2066 \u200b\u200d\ufeff\x1b[31m \x9b"
+    run = Proc(tmp_path, ["agent", "-m", f"deploy {hidden} now", "--model", "demo"])
+    assert run.finish(timeout=120) == 0, run.stderr
+    shown = {}
+    for args in (["sessions", "list"], ["sessions", "search", "deploy"]):
+        q = Proc(tmp_path, args)
+        assert q.finish(timeout=60) == 0, q.stderr
+        shown[" ".join(args)] = q.out.decode()
+    for name, text in shown.items():
+        raw = [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf")
+               and c != "\n"]  # fmt: skip
+        assert raw == [], (name, raw)
+        assert "deploy ⟨U+202E⟩evil⟨U+2066⟩ ⟨U+200B⟩⟨U+200D⟩⟨U+FEFF⟩␛[31m" in text, name
+
+
+@pytest.mark.e2e
+def test_console_script_file_names_in_diff_and_rewind_show_controls(tmp_path) -> None:
+    """The model names the files it writes. One named `ok.txt` + newline + `Restored 0
+    file(s) ` + U+202E printed, in `sessions diff` and `sessions rewind`, a forged line of
+    its own and a reversed one: the path went out as it was. A path is now an exact label
+    (newline ␊, U+202E ⟨U+202E⟩, spaces kept), on one line in every report."""
+    name = "ok.txt\nRestored 0 file(s)  \u202eevil"
+    shown = "ok.txt␊Restored 0 file(s)  ⟨U+202E⟩evil"
+    steps = [tool_call_reply("write_file", {"path": name, "content": "x\n"}), text_reply("ok")]
+    with OpenAITestServer(steps) as server:
+        write_config(tmp_path, server.url)
+        turn = Proc(tmp_path, ["agent", "-m", "write it", "--yes"])
+        assert turn.finish(timeout=120) == 0, turn.stderr
+    printed = {}
+    for args in (["sessions", "diff", "latest"], ["sessions", "rewind", "latest", "--to", "1", "--code"]):  # fmt: skip
+        run = Proc(tmp_path, args)
+        assert run.finish(timeout=60) == 0, run.stderr
+        printed[args[1]] = run.out.decode()
+    assert f"+++ b/{shown}\n" in printed["diff"]
+    assert f"  {shown} (removed: the agent created it)\n" in printed["rewind"]
+    for text in printed.values():
+        assert "\u202e" not in text
+        assert not any(line.startswith("Restored 0") for line in text.splitlines()), text

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from picobot_tui.core.checkpoints.store import CheckpointStore, sha256
+from picobot_tui.core.visible import label
 
 Kind = Literal["absent", "file", "link", "unknown"]
 
@@ -104,10 +105,12 @@ class Change:
 
     @property
     def shown(self) -> str:
-        """The path relative to the workspace when inside it."""
+        """The path relative to the workspace when inside it, as a `label`: the model names
+        the files it writes, and a name holding a newline or U+202E printed a forged line
+        (`Restored 0 file(s)`) or a reversed one in `sessions diff` and `rewind`."""
         if self.path.is_relative_to(self.workspace):
-            return str(self.path.relative_to(self.workspace))
-        return str(self.path)
+            return label(str(self.path.relative_to(self.workspace)), exact=True)
+        return label(str(self.path), exact=True)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.private_files import ensure_private_dir, open_private, write_all
 
 log = logging.getLogger("picobot.checkpoints")
@@ -221,7 +222,7 @@ def _parse(data: bytes) -> Iterator[dict[str, Any]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = json_input.loads(raw)
         except ValueError:
             continue  # a torn last line
         if isinstance(obj, dict):

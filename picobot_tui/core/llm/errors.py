@@ -24,7 +24,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.llm.model import LLMError
+from picobot_tui.core.visible import label
 
 Scrub = Callable[[str], str]
 
@@ -139,7 +141,7 @@ def _body_error(exc: BaseException) -> dict[str, Any]:
     body = getattr(exc, "body", None)
     if isinstance(body, str):
         try:
-            body = json.loads(body)
+            body = json_input.loads(body)
         except ValueError:
             return {}
     if isinstance(body, dict):
@@ -149,8 +151,9 @@ def _body_error(exc: BaseException) -> dict[str, Any]:
 
 
 def _detail(exc: BaseException, scrub: Scrub) -> str:
-    """A short, one-line provider detail without LiteLLM's wrapper prefixes. Scrubbed
-    before it is shortened, so a key cut in half cannot slip through."""
+    """A short, one-line provider detail without LiteLLM's wrapper prefixes, its controls
+    and invisible characters shown as stand-ins. Scrubbed before it is shortened, so a key
+    cut in half cannot slip through."""
     text = scrub(str(_body_error(exc).get("message") or getattr(exc, "message", None) or exc))
     for marker in _CUT_MARKERS:
         text = text.split(marker, 1)[0]
@@ -159,11 +162,9 @@ def _detail(exc: BaseException, scrub: Scrub) -> str:
     while previous != text:
         previous = text
         text = _PREFIX_RE.sub("", text)
-    text = _json_message(text.strip())
-    text = " ".join(text.split()).strip(" .")
-    if len(text) > _MAX_DETAIL:
-        text = text[: _MAX_DETAIL - 1] + "…"
-    return text
+    # The provider's text is shown by every front end: a label, its controls visible.
+    text = label(_json_message(text.strip())).strip(" .")
+    return label(text, _MAX_DETAIL)
 
 
 def _json_message(text: str) -> str:
@@ -178,7 +179,7 @@ def _json_message(text: str) -> str:
     if not str(raw).lstrip().startswith("{"):
         return text
     try:
-        body = json.loads(raw)
+        body = json_input.loads(raw)
     except ValueError:
         return str(raw) if raw is not text else text
     inner = body.get("error", body) if isinstance(body, dict) else body

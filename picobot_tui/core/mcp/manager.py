@@ -15,6 +15,7 @@ from picobot_tui.core.mcp.server import McpServer, _describe, load_sdk
 from picobot_tui.core.mcp.tool import McpTool
 from picobot_tui.core.shapes.mcp_server import McpServerConfig
 from picobot_tui.core.tools.registry import ToolRegistry
+from picobot_tui.core.visible import label
 
 log = logging.getLogger("picobot.mcp")
 
@@ -123,7 +124,8 @@ class McpManager:
                 "they connect."
             )
         for server in failed:
-            parts.append(f"MCP server `{server.name}` failed: {server.error}")
+            # The error may quote the server's own stderr: a status line, controls visible.
+            parts.append(label(f"MCP server `{server.name}` failed: {server.error}"))
         return "\n".join(parts) or None
 
     async def close(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.tools.base import ToolResult
 
 
@@ -73,6 +74,6 @@ def _echoes(text: str, structured: Any) -> bool:
 
 def _same_json(text: str, value: Any) -> bool:
     try:
-        return bool(json.loads(text) == value)
+        return bool(json_input.loads(text) == value)
     except ValueError:
         return False

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.content import content_text
 from picobot_tui.core.paths import picobot_home
@@ -52,9 +53,9 @@ def fence(text: str, lang: str = "") -> str:
 def _pretty_args(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
-            return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-        except ValueError:
-            return arguments  # malformed arguments are shown as the model sent them
+            return json.dumps(json_input.loads(arguments), indent=2, ensure_ascii=False)
+        except ValueError:  # malformed or too deep: shown as the model sent them
+            return arguments
     return json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
 
 

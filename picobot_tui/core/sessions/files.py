@@ -12,7 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.content import content_text
+from picobot_tui.core.textsafe import clean_strings, clean_text
+from picobot_tui.core.visible import label
+
+__all__ = ["clean_strings", "clean_text"]  # re-exported: the package's names
 
 FORMAT_VERSION = 1
 ROLES = frozenset({"user", "assistant", "tool", "system"})
@@ -113,40 +118,9 @@ def now_iso(clock: datetime | None = None) -> str:
 
 
 def make_title(content: Any) -> str:
-    """A one-line title from a message's content, cut to about TITLE_MAX characters."""
-    text = content_text(content)
-    text = " ".join(text.split())
-    if len(text) > TITLE_MAX:
-        text = text[: TITLE_MAX - 1].rstrip() + "…"
-    return text
-
-
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD.
-
-    Python decodes undecodable argv bytes (`-m $'caf\\xe9'`) to surrogate escapes, and a
-    JSON `"\\udce9"` loads as one. Neither can be encoded as UTF-8, so a provider request
-    holding one fails every time: such a session was bricked.
-    """
-    if _SURROGATE_RE.search(text) is None:
-        return text
-    # UTF-16 with surrogatepass joins a valid pair into its character; what is left alone
-    # becomes U+FFFD.
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
-def clean_strings(value: Any) -> Any:
-    """`value` (JSON-like) with `clean_text` applied to every string, keys included."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_strings(k): clean_strings(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean_strings(v) for v in value]
-    return value
+    """A one-line title from a message's content, cut to about TITLE_MAX characters, its
+    controls and invisible characters shown as stand-ins (`label`)."""
+    return label(content_text(content), TITLE_MAX)
 
 
 def _json_default(value: Any) -> Any:
@@ -208,8 +182,7 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
 
 
 _META_STR = ("key", "created", "model", "title", "source", "parent")
-# Only a JSON escape can bring a lone surrogate into a line that decoded as UTF-8.
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_UNREADABLE = {"utf8": "invalid UTF-8", "depth": "nested too deeply"}
 
 
 def _is_part(part: Any) -> bool:
@@ -279,18 +252,11 @@ def malformed_message(m: dict[str, Any]) -> str | None:
 
 def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
     try:
-        obj = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        out.warnings.append(f"skipped line {lineno} of {name}: invalid UTF-8")
+        obj = json_input.loads(raw)  # lone surrogates (an older picobot's) are U+FFFD now
+    except json_input.JsonInputError as e:
+        why = _UNREADABLE.get(e.kind, "not valid JSON")
+        out.warnings.append(f"skipped line {lineno} of {name}: {why}")
         return
-    except ValueError:
-        out.warnings.append(f"skipped line {lineno} of {name}: not valid JSON")
-        return
-    except RecursionError:
-        out.warnings.append(f"skipped line {lineno} of {name}: nested too deeply")
-        return
-    if _ESCAPED_SURROGATE.search(raw):
-        obj = clean_strings(obj)  # a "\\udce9" stored by an older picobot: U+FFFD now
     if not isinstance(obj, dict):
         out.warnings.append(f"skipped line {lineno} of {name}: not a JSON object")
         return

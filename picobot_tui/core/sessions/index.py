@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import threading
@@ -30,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from picobot_tui.core import json_input
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.private_files import open_private, write_all
 from picobot_tui.core.sessions.files import dumps_line, filename_to_key, is_key, is_timestamp
@@ -173,14 +173,7 @@ class SessionIndex:
     def _fold(self, lines: Iterable[bytes]) -> None:
         lines = [raw for raw in lines if raw.strip()]
         self.lines += len(lines)
-        try:
-            # One C-level parse of the whole batch is about twice as fast as a call per line.
-            objs = json.loads(b"[" + b",".join(lines) + b"]")
-        except (ValueError, RecursionError):  # a bad line (invalid UTF-8, deep nesting)
-            objs = []
-            for raw in lines:
-                with contextlib.suppress(ValueError, RecursionError):
-                    objs.append(json.loads(raw))
+        objs = json_input.loads_lines(lines)  # a bad line (invalid UTF-8, too deep) is left out
         entries = self._entries
         for obj in objs:
             entry = valid_entry(obj)  # None: the header, or a line not to trust
@@ -224,11 +217,11 @@ class SessionIndex:
             return self._head[1]
         try:
             with open(self.path, "rb") as f:
-                head = json.loads(f.readline(512))
+                head = json_input.loads(f.readline(512))
             size = head["bytes"] if head.get("_type") == "header" else 0
             if not _int_in(size, MAX_SIZE):
                 size = 0
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             size = 0
         self._head = (inode, size)
         return size

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from picobot_tui.core import json_input
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.tools.base import Tool, ToolContext, ToolError, ToolResult
 from picobot_tui.core.tools.text import sanitize, truncate
@@ -21,17 +22,6 @@ from picobot_tui.core.visible import Preview, cap_text, visible
 MAX_PREVIEW_CHARS = 20_000
 MAX_PREVIEW_LINES = 400
 _VALUE_REPR_CHARS = 60
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"number {text[:20]}… is too large")
-    return value
 
 
 def _short(value: Any) -> str:
@@ -160,14 +150,12 @@ class ToolRegistry:
             args = raw
         elif isinstance(raw, str | bytes):
             try:
-                args = json.loads(raw, parse_constant=_reject_constant, parse_float=_parse_float)
-            except json.JSONDecodeError as e:
-                raise ToolError(
-                    f"arguments for {name} are not valid JSON: {e.msg} at line {e.lineno} "
-                    f"column {e.colno}. Send one JSON object like {_signature(tool)}."
-                ) from None
-            except (ValueError, RecursionError) as e:
-                raise ToolError(f"arguments for {name} are not valid JSON: {e}") from None
+                args = json_input.loads(raw)
+            except json_input.JsonInputError as e:
+                hint = (
+                    f" Send one JSON object like {_signature(tool)}." if e.kind == "syntax" else ""
+                )
+                raise ToolError(f"arguments for {name} are not valid JSON: {e}.{hint}") from None
         else:
             raise ToolError(f"arguments for {name} must be a JSON object string")
         return self.validate(name, args)
