@@ -511,14 +511,13 @@ def home_config(server: OpenAITestServer) -> dict[str, Any]:
     }
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_acp(
-    server: OpenAITestServer, tmp_path_factory: pytest.TempPathFactory
+@asynccontextmanager
+async def hosted_acp(
+    home: Path, server: OpenAITestServer, client: RecordingClient | None = None
 ) -> AsyncIterator[SharedProcess]:
-    """One `picobot acp` for the module, initialized with the default client (no fs, no
-    terminal). It lives in a task of its own, so the SDK's context is entered and left by the
-    same task whichever fixture step runs it."""
-    home = tmp_path_factory.mktemp("acp-shared") / "picobot-home"
+    """One `picobot acp` over `home` (its config.json written for `server`), initialized
+    with `client` (default: no fs, no terminal). It lives in a task of its own, so the SDK's
+    context is entered and left by the same task whichever fixture step runs it."""
     (home / "workspace").mkdir(parents=True)
     config_text = json.dumps(home_config(server))
     (home / "config.json").write_text(config_text)
@@ -527,7 +526,7 @@ async def shared_acp(
 
     async def host() -> None:
         try:
-            async with spawn_agent(home) as agent:
+            async with spawn_agent(home, client) as agent:
                 init = await agent.initialize()
                 raw = agent.client.response_to(0)
                 assert raw is not None and "result" in raw, agent.client.summary()
@@ -545,6 +544,15 @@ async def shared_acp(
     finally:
         stop.set()
         await hosting
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_acp(
+    server: OpenAITestServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SharedProcess]:
+    """One `picobot acp` for the module, initialized with the default client."""
+    async with hosted_acp(tmp_path_factory.mktemp("acp-shared") / "picobot-home", server) as p:
+        yield p
 
 
 @pytest_asyncio.fixture(loop_scope="module")

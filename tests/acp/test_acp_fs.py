@@ -16,7 +16,6 @@ CPU for LiteLLM's import. The other capability sets spawn their own."""
 # ruff: noqa: F811 (the fixtures below are imported from tests/headless/conftest.py)
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,7 +36,7 @@ from tests.acp.client_support import (
     RecordingClient,
     SharedAgent,
     SharedProcess,
-    home_config,
+    hosted_acp,
     set_tools,
     shared,
     spawn_agent,
@@ -104,36 +103,10 @@ class EditorClient(RecordingClient):
 async def shared_acp(
     server: OpenAITestServer, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[SharedProcess]:
-    """client_support's `shared_acp`, for an editor client with both fs methods: the module's
-    one `picobot acp`, initialized once, hosted by a task of its own (the SDK's context is
-    entered and left by the same task)."""
+    """client_support's `shared_acp`, for an editor client with both fs methods."""
     home = tmp_path_factory.mktemp("acp-fs-shared") / "picobot-home"
-    (home / "workspace").mkdir(parents=True)
-    config_text = json.dumps(home_config(server))
-    (home / "config.json").write_text(config_text)
-    ready: asyncio.Future[SharedProcess] = asyncio.get_running_loop().create_future()
-    stop = asyncio.Event()
-
-    async def host() -> None:
-        try:
-            async with spawn_agent(home, EditorClient(reads=True, writes=True)) as agent:
-                init = await agent.initialize()
-                raw = agent.client.response_to(0)
-                assert raw is not None and "result" in raw, agent.client.summary()
-                wire = list(agent.client.wire)
-                ready.set_result(SharedProcess(agent, init, raw, wire, config_text))
-                await stop.wait()
-        except BaseException as e:
-            if not ready.done():
-                ready.set_exception(e)
-            raise
-
-    hosting = asyncio.create_task(host())
-    try:
-        yield await ready
-    finally:
-        stop.set()
-        await hosting
+    async with hosted_acp(home, server, EditorClient(reads=True, writes=True)) as p:
+        yield p
 
 
 @pytest.fixture
