@@ -31,6 +31,7 @@ from picobot_tui.acp.replay import history_updates
 from picobot_tui.acp.transport import StdioTransport
 from picobot_tui.acp.turns import rpc_error, run_prompt, uncancel
 from picobot_tui.acp.warmup import Warmup
+from picobot_tui.core.paths import directory_problem
 from picobot_tui.core.visible import label
 
 if TYPE_CHECKING:
@@ -184,8 +185,9 @@ class PicobotAgent:
         path = Path(cwd)
         if not path.is_absolute():
             raise _params_error(f"cwd must be an absolute path, got {cwd!r}")
-        if not path.is_dir():
-            raise _params_error(f"cwd {cwd!r} is not an existing directory")
+        problem = directory_problem(path)
+        if problem is not None:
+            raise _params_error(f"cwd {label(cwd, 200, exact=True)!r} {problem}")
         return path.resolve()
 
     def _modes(self, acp_s: AcpSession) -> s.SessionModeState:

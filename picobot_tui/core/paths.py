@@ -4,6 +4,7 @@ these paths, not the settings (pydantic-settings costs ~0.1 s of CPU to import).
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 
@@ -25,3 +26,21 @@ def mcp_cwd() -> Path:
     """Where a stdio MCP server runs when its config names no `cwd`: a private folder of
     picobot's, never the workspace (core/mcp/launch.py says why)."""
     return picobot_home() / "data" / "mcp"
+
+
+def directory_problem(path: Path) -> str | None:
+    """Why `path` cannot be used as a folder ("does not exist", "is not a directory", or the
+    system's reason), or None when it is one. Path.is_dir() raises on Python 3.11 for a name
+    too long or a folder it may not search (ENAMETOOLONG, EACCES): a workspace or an ACP
+    `cwd` of 300 characters gave a traceback."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return "does not exist"
+    except NotADirectoryError:
+        return "is not a directory"
+    except OSError as e:
+        return f"cannot be used: {e.strerror or e}"
+    except ValueError:  # an embedded NUL byte
+        return "cannot be used: its name holds a NUL character"
+    return None if stat.S_ISDIR(st.st_mode) else "is not a directory"

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from picobot_tui.core.paths import directory_problem
+from picobot_tui.core.visible import label
 from picobot_tui.run.exit_codes import EXIT_USAGE
 from picobot_tui.run.options import RunError
 
@@ -42,10 +44,10 @@ def check_workspace(settings: CoreSettings, *, create: bool = False) -> Path:
             raise RunError(
                 f"cannot create the workspace {ws}: {e.strerror or e}. {_NAME_ONE}", EXIT_USAGE
             ) from None
-    if not ws.exists():
-        raise RunError(f"the workspace {ws} does not exist. {_NAME_ONE}", EXIT_USAGE)
-    if not ws.is_dir():
-        raise RunError(f"the workspace {ws} is not a directory. {_NAME_ONE}", EXIT_USAGE)
+    problem = directory_problem(ws)
+    if problem is not None:
+        shown = label(str(ws), 300, exact=True)
+        raise RunError(f"the workspace {shown} {problem}. {_NAME_ONE}", EXIT_USAGE)
     return ws
 
 

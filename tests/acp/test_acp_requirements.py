@@ -385,6 +385,27 @@ async def test_REQ_ACP_SESSION_001_new_session_with_absolute_cwd(shared: SharedA
     assert isinstance(sid, str) and sid
 
 
+async def test_hostile_cwds_are_invalid_params_each_named_in_one_short_line(
+    shared: SharedAgent, tmp_path: Path
+) -> None:
+    """A cwd no folder can have: a 300-character name (Path.is_dir() raised ENAMETOOLONG:
+    -32603 and a traceback on stderr), 10,000 characters, a NUL, a file, a relative path."""
+    (tmp_path / "f").write_text("x")
+    cwds = {
+        "a name too long": str(tmp_path / ("d" * 300)),
+        "a path too long": "/" + "a" * 10_000,
+        "a NUL": str(tmp_path) + "\x00x",
+        "a file": str(tmp_path / "f"),
+        "a missing folder": str(tmp_path / "missing"),
+        "a relative path": "..",
+    }
+    for name, cwd in cwds.items():
+        resp = await shared.raw_request("session/new", {"cwd": cwd, "mcpServers": []})
+        assert resp.get("error", {}).get("code") == -32602, (name, resp)
+        message = resp["error"]["message"]
+        assert "\n" not in message and "\x00" not in message and len(message) < 400, (name, message)
+
+
 async def test_REQ_ACP_SESSION_002_two_sessions_have_distinct_ids(shared: SharedAgent) -> None:
     a = await shared.new_session()
     b = await shared.new_session()

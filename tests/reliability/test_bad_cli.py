@@ -155,6 +155,9 @@ NASTY = [
     (["agent", "-m", "hi", "--session", "nope", "--model", "demo"], 2, "no session"),
     (["agent", "--frobnicate"], 2, "No such option"),
     (["sessions", "show", "cli:\x1b[2J"], 2, "invalid session id"),
+    # A name too long for the system: Path.is_dir() raised (ENAMETOOLONG), exit 1 and a traceback.
+    (["agent", "-m", "hi", "--model", "demo", "--workspace", "/tmp/" + "d" * 300], 2, "cannot be used: File name too long"),
+    (["sessions", "show", "cli:" + "b" * 5000], 2, "invalid session id"),
     (["sessions", "export", "latest", "--format", "pdf"], 2, "unknown format"),
 ]  # fmt: skip
 
@@ -168,3 +171,7 @@ def test_console_script_nasty_arguments(tmp_path) -> None:
         assert words in p.stderr, (argv, p.stderr)
         assert "Traceback" not in p.stderr
         assert b"\x1b" not in p.err
+        assert len(p.stderr) < 2_000, (
+            argv[:2],
+            len(p.stderr),
+        )  # a 5,000-character id was echoed whole

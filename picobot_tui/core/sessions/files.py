@@ -77,7 +77,7 @@ def check_key(key: str) -> str:
     """Return `key` if it is a well-formed "channel:id", else raise SessionError."""
     if not _KEY_RE.fullmatch(key):
         raise SessionError(
-            f"invalid session id {key!r}: use letters, digits, '.', '-' and '_' "
+            f"invalid session id {label(key, 120, exact=True)!r}: use letters, digits, '.', '-' and '_' "
             "(for example cli:1a2b3c4d-20250101-120000)"
         )
     return key
