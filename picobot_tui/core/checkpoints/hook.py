@@ -130,13 +130,13 @@ async def run_checkpointed(
         return await tools.execute(name, args), None
     workspace = workspace_root(ctx)
     try:
-        old = await asyncio.to_thread(recorder.snapshot, workspace)
+        old = await asyncio.to_thread(recorder.snapshot, workspace, session)
     except (NotCheckpointed, OSError) as e:
         result = await tools.execute(name, args)
         return result, _skipped(recorder, session, turn, call_id, str(e))
     result = await tools.execute(name, args)
     try:
-        new = await asyncio.to_thread(recorder.snapshot, workspace)
+        new = await asyncio.to_thread(recorder.snapshot, workspace, session)
         await asyncio.to_thread(
             recorder.exec_changes, session, turn, call_id, name, workspace, old, new
         )

@@ -2,18 +2,20 @@
 
 `usage(store)` is what the checkpoints folder holds, in bytes. `enforce(store, max_bytes,
 keep)` deletes the checkpoints of the oldest sessions first (by their record file's last
-change), never those in `keep` (the sessions this process is recording), until the total
-fits; when only kept sessions are left, shadow repositories not in use are dropped (they
-are caches: the next exec snapshot rebuilds one). Returns the sessions pruned.
+change), never those in use: in `keep` (the sessions this process is recording) or open in
+any picobot process (cleanup.py), until the total fits; when only those are left, shadow
+repositories no process uses are dropped (they are caches: the next exec snapshot rebuilds
+one). A repository a live process snapshots into is never dropped: its next snapshot and
+diff need it. Returns the sessions pruned.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from pathlib import Path
 
+from picobot_tui.core.checkpoints.cleanup import remove_repo, repos, session_in_use
 from picobot_tui.core.checkpoints.store import CheckpointStore
 
 
@@ -43,33 +45,16 @@ def enforce(store: CheckpointStore, max_bytes: int, keep: set[str] | None = None
     for _, key in sorted(ages):
         if total <= max_bytes:
             break
-        if key in keep:
+        if key in keep or session_in_use(store, key):
             continue
         with contextlib.suppress(OSError):
             store.record_path(key).unlink()
         pruned.append(key)
         store.sweep()
         total = usage(store)
-    if total > max_bytes and store.git.is_dir():
-        for repo in sorted(store.git.iterdir()):
-            if total <= max_bytes:
-                break
-            if _idle(repo):
-                store.remove_tree(repo)
-                total = usage(store)
+    for repo in repos(store):
+        if total <= max_bytes:
+            break
+        if remove_repo(repo):
+            total = usage(store)
     return pruned
-
-
-def _idle(repo: Path) -> bool:
-    """Whether no snapshot is running in `repo` (its flock is free)."""
-    try:
-        fd = os.open(repo / "picobot.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from picobot_tui.core.checkpoints.cleanup import hold, ref_name
 from picobot_tui.core.checkpoints.records import (
     ABSENT,
     Change,
@@ -32,7 +33,7 @@ from picobot_tui.core.checkpoints.records import (
     read_state,
     state_of_bytes,
 )
-from picobot_tui.core.checkpoints.shadow_git import NotCheckpointed, ShadowGit
+from picobot_tui.core.checkpoints.shadow_git import NotCheckpointed, ShadowGit, pin
 from picobot_tui.core.checkpoints.store import CheckpointStore, checkpoints_root
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class Recorder:
         self._modes: dict[Path, tuple[str, int]] = {}  # path -> (sha, exact mode) last seen
         self._told: set[str] = set()
         self._shadows: dict[Path, ShadowGit] = {}
+        self._holds: list[int] = []  # use locks of the shadow repositories (cleanup.hold)
         self._written = 0
         self._checked = False
         self._enforcing = False
@@ -123,13 +125,22 @@ class Recorder:
         shadow = self._shadows.get(workspace)
         if shadow is None:
             shadow = ShadowGit(self.store.git, workspace, self.config.max_files)
+            self.store._dir(self.store.git)
+            # In use for as long as this process lives: never pruned under it (cleanup.py).
+            self._holds.append(hold(shadow.dir))
             self._shadows[workspace] = shadow
         return shadow
 
-    def snapshot(self, workspace: Path) -> str:
-        """The workspace's tree id now; NotCheckpointed says why there is none."""
+    def snapshot(self, workspace: Path, key: str | None = None) -> str:
+        """The workspace's tree id now, kept for session `key` (a ref) until that session
+        is deleted; NotCheckpointed says why there is none."""
         self.store._dir(self.store.root)
-        return self.shadow(workspace).snapshot()
+        shadow = self.shadow(workspace)
+        for _ in range(3):
+            tree = shadow.snapshot()
+            if key is None or pin(shadow, ref_name(key), tree):
+                return tree
+        raise NotCheckpointed("the snapshot was collected as it was taken")
 
     def exec_changes(
         self, key: str, turn: int, call: str, tool: str, workspace: Path, old: str, new: str

@@ -237,3 +237,50 @@ def _index_entries(index: Path) -> int:
     if len(head) < 12 or head[:4] != b"DIRC":
         return 0
     return int.from_bytes(head[8:12], "big")
+
+
+# ------------------------------------------------------------ refs and garbage (cleanup.py)
+
+REFS = "refs/picobot"
+"""A snapshot is named by a ref `refs/picobot/<session>/<tree>`: what a session's snapshots
+hold stays until that session goes, and `git gc` drops what no ref, nor the index, holds."""
+
+
+def pin(shadow: ShadowGit, session: str, tree: str) -> bool:
+    """Name `tree` for `session`. False when the tree is gone (a `collect` ran between the
+    snapshot and this call): the caller snapshots again. Taken under the snapshot lock, so
+    it never races a `collect`."""
+    shadow._init()
+    with shadow._locked():
+        try:
+            shadow._run("update-ref", f"{REFS}/{session}/{tree}", tree)
+        except NotCheckpointed:
+            return False
+    return True
+
+
+def sessions_in(shadow: ShadowGit) -> set[str]:
+    """The sessions (as `pin` names them) whose snapshots the repository holds."""
+    out = shadow._run("for-each-ref", "--format=%(refname)", REFS)
+    return {line.split("/")[2] for line in out.decode().splitlines() if line.count("/") >= 3}
+
+
+def collect(shadow: ShadowGit, session: str) -> None:
+    """Drop `session`'s refs, then every object nothing else holds (other sessions' refs,
+    the index): the content only its snapshots held leaves the repository."""
+    with shadow._locked():
+        out = shadow._run("for-each-ref", "--format=%(refname)", f"{REFS}/{session}")
+        names = out.decode().split()
+        if names:
+            script = "".join(f"delete {name}\n" for name in names).encode()
+            shadow._run("update-ref", "--stdin", input=script)
+        shadow._run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+        shadow._run("gc", "--prune=now", "--quiet")
+
+
+def open_repo(repo: Path) -> ShadowGit:
+    """The repository at `repo`, for `sessions_in` and `collect` (which read no work tree;
+    its workspace is not known from the folder's name)."""
+    shadow = ShadowGit(repo.parent, repo, 0)
+    shadow.dir = repo
+    return shadow

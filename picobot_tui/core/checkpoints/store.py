@@ -55,8 +55,14 @@ def delete_with_session(sessions_dir: Path, key: str) -> None:
     root = checkpoints_root(Path(sessions_dir).parent)
     if not root.is_dir():
         return
+    from picobot_tui.core.checkpoints.cleanup import after_delete, any_session_in_use
+
+    store = CheckpointStore(root)
     try:
-        CheckpointStore(root).delete_session(key)
+        # A fresh blob is spared only for a capture whose record is not written yet: with
+        # no session open anywhere there is none, and the deleted session's go now.
+        store.delete_session(key, fresh=FRESH if any_session_in_use(store) else 0.0)
+        after_delete(store, key)
     except (OSError, CheckpointError) as e:
         log.warning("could not delete the checkpoints of %s: %s", key, e)
 
@@ -167,19 +173,19 @@ class CheckpointStore:
             return []
         return [n[: -len(".jsonl")].replace("_", ":", 1) for n in names if n.endswith(".jsonl")]
 
-    def delete_session(self, key: str) -> bool:
-        """Remove the session's records and every blob no other session uses. Whether it
-        had any."""
+    def delete_session(self, key: str, fresh: float = FRESH) -> bool:
+        """Remove the session's records and every blob no other session uses (`fresh`: as
+        in `sweep`). Whether it had any."""
         try:
             self.record_path(key).unlink()
         except FileNotFoundError:
             return False
-        self.sweep()
+        self.sweep(fresh)
         return True
 
-    def sweep(self) -> int:
+    def sweep(self, fresh: float = FRESH) -> int:
         """Delete the blobs no record names; returns the bytes freed. A blob kept or used
-        in the last FRESH seconds stays: its record may not be written yet (a capture
+        in the last `fresh` seconds stays: its record may not be written yet (a capture
         happens before the tool runs, the record after)."""
         used: set[str] = set()
         for key in self.session_keys():
@@ -189,12 +195,12 @@ class CheckpointStore:
                     if isinstance(state, dict) and isinstance(state.get("sha"), str):
                         used.add(state["sha"])
         freed = 0
-        fresh = time.time() - FRESH
+        since = time.time() - fresh
         for sha, path in self._blob_files():
             if sha not in used:
                 with contextlib.suppress(OSError):
                     st = path.stat()
-                    if st.st_mtime >= fresh:
+                    if fresh and st.st_mtime >= since:
                         continue
                     path.unlink()
                     freed += st.st_size
