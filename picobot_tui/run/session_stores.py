@@ -16,7 +16,7 @@ def session_store(sessions_dir: Path, *, scrub: Callable[[str], str] | None = No
 
     def delete_checkpoints(key: str) -> None:
         # Imported here: `sessions list` and `--help` never load the checkpoint code.
-        from picobot_tui.core.checkpoints.store import delete_with_session
+        from picobot_tui.core.checkpoints.cleanup import delete_with_session
 
         delete_with_session(sessions_dir, key)
 

@@ -5,7 +5,7 @@ Modules (one job each; import them directly, this package imports nothing):
 - `store` — `CheckpointStore(root)`: content-addressed blobs and per-session record files
   under `~/.picobot/data/checkpoints/` (`checkpoints_root(home)`), 0700/0600;
   `delete_session(key)` (a session store opened by `run.session_stores` calls
-  `delete_with_session` when it deletes a session).
+  `cleanup.delete_with_session` when it deletes a session).
 - `records` — `FileState` (absent / file / link / unknown: not kept, "not undoable"),
   `Change` (session, turn, call id, tool, path, before, after), `Uncheckpointed`.
 - `shadow_git` — `ShadowGit`: workspace snapshots with a private git dir (exec).
@@ -23,6 +23,8 @@ Modules (one job each; import them directly, this package imports nothing):
 - `rewind` — `plan_rewind`, `rewind(sessions, store, key, turn, code=, conversation=,
   overwrite=)` and `branch_session(sessions, store, key, turn)`.
 - `limits` — `usage(store)`, `enforce(store, max_bytes, keep)`: the maxBytes cap.
+- `cleanup` — what is in use (open sessions, `hold`/`unused` shadow repositories) and
+  `after_delete(store, key)`: a deleted session's snapshots leave the shadow git.
 
 Every function here blocks (file and git I/O): call it in a thread from async code.
 Settings: the `checkpoints` group (core/settings.py `CheckpointsConfig`).

@@ -7,7 +7,8 @@ In use (never pruned by `checkpoints.maxBytes`, never collected from under a liv
   `git/<workspace id>.use` for as long as it lives (`hold`); a repository is removed only
   under that lock taken exclusively (`unused`).
 
-`after_delete(store, key)` runs when a session's checkpoints are deleted: its refs leave
+`delete_with_session(sessions_dir, key)` is what the session store `run.session_stores`
+opens calls on a deletion; `after_delete(store, key)` runs when a session's checkpoints are deleted: its refs leave
 every shadow repository; a repository no session names any more and no process uses is
 removed whole; one still in use or named by others is garbage-collected, so the content
 only the deleted session's snapshots held is gone either way.
@@ -31,7 +32,12 @@ from picobot_tui.core.checkpoints.shadow_git import (
     open_repo,
     sessions_in,
 )
-from picobot_tui.core.checkpoints.store import CheckpointStore
+from picobot_tui.core.checkpoints.store import (
+    FRESH,
+    CheckpointError,
+    CheckpointStore,
+    checkpoints_root,
+)
 from picobot_tui.core.private_files import open_private
 from picobot_tui.core.sessions.files import SessionError, key_to_filename, lock_path
 from picobot_tui.core.sessions.handle import OPEN_SESSIONS
@@ -167,3 +173,20 @@ def after_delete(store: CheckpointStore, key: str) -> None:
                 collect(shadow, name)
         except (NotCheckpointed, OSError) as e:
             log.warning("could not clean the snapshots of %s in %s: %s", key, repo, e)
+
+
+def delete_with_session(sessions_dir: Path, key: str) -> None:
+    """Delete the checkpoints of a deleted session (the store `run.session_stores` opens
+    calls this): those under `<home>/data/checkpoints`, the home being the sessions folder's
+    parent; its records, the blobs only it named, its snapshots (`after_delete`)."""
+    root = checkpoints_root(Path(sessions_dir).parent)
+    if not root.is_dir():
+        return
+    store = CheckpointStore(root)
+    try:
+        # A fresh blob is spared only for a capture whose record is not written yet: with
+        # no session open anywhere there is none, and the deleted session's go now.
+        store.delete_session(key, fresh=FRESH if any_session_in_use(store) else 0.0)
+        after_delete(store, key)
+    except (OSError, CheckpointError) as e:
+        log.warning("could not delete the checkpoints of %s: %s", key, e)

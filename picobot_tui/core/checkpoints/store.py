@@ -6,7 +6,9 @@ Layout under `~/.picobot/data/checkpoints/` (0700 folders, 0600 files):
                               costs nothing); a torn blob fails its hash and is never used
     sessions/<key>.jsonl      the session's records, one JSON line each, appended
                               (records.py says what a line holds)
-    git/<workspace id>/       the shadow git repository of one workspace (shadow_git.py)
+    git/<workspace id>/       the shadow git repository of one workspace (shadow_git.py);
+                              a session's snapshots are its refs `refs/picobot/<session>/…`
+    git/<workspace id>.use    flock: shared while a process uses the repository (cleanup.py)
 
 `CheckpointStore(root)` is cheap to build and takes no lock: a record file has one writer
 (the process holding the session's lock), lines are appended whole with O_APPEND, and a
@@ -20,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import re
 import shutil
@@ -31,8 +32,6 @@ from typing import Any
 
 from picobot_tui.core import json_input
 from picobot_tui.core.private_files import ensure_private_dir, open_private, write_all
-
-log = logging.getLogger("picobot.checkpoints")
 
 FRESH = 60.0  # seconds a blob is safe from a sweep after it was kept or used (a tool call)
 
@@ -47,24 +46,6 @@ class CheckpointError(Exception):
 def checkpoints_root(home: Path) -> Path:
     """The checkpoints folder of a picobot home (`<home>/data/checkpoints`)."""
     return Path(home) / "data" / "checkpoints"
-
-
-def delete_with_session(sessions_dir: Path, key: str) -> None:
-    """Delete the checkpoints of a deleted session (the store `run.session_stores` opens calls this): those
-    under `<home>/data/checkpoints`, the home being the sessions folder's parent."""
-    root = checkpoints_root(Path(sessions_dir).parent)
-    if not root.is_dir():
-        return
-    from picobot_tui.core.checkpoints.cleanup import after_delete, any_session_in_use
-
-    store = CheckpointStore(root)
-    try:
-        # A fresh blob is spared only for a capture whose record is not written yet: with
-        # no session open anywhere there is none, and the deleted session's go now.
-        store.delete_session(key, fresh=FRESH if any_session_in_use(store) else 0.0)
-        after_delete(store, key)
-    except (OSError, CheckpointError) as e:
-        log.warning("could not delete the checkpoints of %s: %s", key, e)
 
 
 def record_name(key: str) -> str:
