@@ -181,3 +181,36 @@ def test_the_cap_never_prunes_a_live_sessions_repository(configured_home, llm_se
     assert "--force" not in back.stderr
     assert pruned == [_key(old)]  # the cap still prunes what is not in use
     assert repos_left == 1  # the old workspace's repository went; the live one stayed
+
+
+def test_deleting_a_session_beside_a_live_one_collects_only_its_content(
+    configured_home, llm_server
+):
+    ws = configured_home / "workspace"
+    marker = f"CREDS-{uuid.uuid4().hex}"
+    deleted = _write_then_delete_creds(configured_home, llm_server, marker)
+    llm_server.script(
+        [
+            _exec("printf 'v1\\n' > a.txt", "a1"),
+            text_reply("one"),
+            _exec("printf 'v2\\n' > a.txt", "a2"),
+            text_reply("two"),
+        ]
+    )
+    root = checkpoints_root(configured_home)
+    before = session_files(configured_home)
+    agent = _JsonAgent(configured_home)
+    try:
+        agent.turn("first")
+        # The workspace's repository is in use: it stays, but the content goes.
+        gone = run_cli(configured_home, "sessions", "delete", deleted, "--yes")
+        assert gone.returncode == 0, gone.stderr
+        held = _holding(root, marker.encode())
+        agent.turn("second")
+    finally:
+        assert agent.close() == 0
+    assert held == []
+    live = _new_session(configured_home, [*before])
+    back = run_cli(configured_home, "sessions", "rewind", live, "--to", "2", "--code")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert (ws / "a.txt").read_text() == "v1\n"

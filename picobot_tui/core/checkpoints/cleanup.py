@@ -33,7 +33,6 @@ from picobot_tui.core.checkpoints.shadow_git import (
     sessions_in,
 )
 from picobot_tui.core.checkpoints.store import (
-    FRESH,
     CheckpointError,
     CheckpointStore,
     checkpoints_root,
@@ -67,16 +66,6 @@ def session_in_use(store: CheckpointStore, key: str) -> bool:
     if str(path) in OPEN_SESSIONS:
         return True
     return _held(lock_path(path))
-
-
-def any_session_in_use(store: CheckpointStore) -> bool:
-    if OPEN_SESSIONS:
-        return True
-    try:
-        names = os.listdir(sessions_dir(store))
-    except OSError:
-        return False
-    return any(_held(sessions_dir(store) / n) for n in names if n.endswith(".jsonl.lock"))
 
 
 def _held(lock: Path) -> bool:
@@ -184,9 +173,7 @@ def delete_with_session(sessions_dir: Path, key: str) -> None:
         return
     store = CheckpointStore(root)
     try:
-        # A fresh blob is spared only for a capture whose record is not written yet: with
-        # no session open anywhere there is none, and the deleted session's go now.
-        store.delete_session(key, fresh=FRESH if any_session_in_use(store) else 0.0)
+        store.delete_session(key)
         after_delete(store, key)
     except (OSError, CheckpointError) as e:
         log.warning("could not delete the checkpoints of %s: %s", key, e)

@@ -154,34 +154,36 @@ class CheckpointStore:
             return []
         return [n[: -len(".jsonl")].replace("_", ":", 1) for n in names if n.endswith(".jsonl")]
 
-    def delete_session(self, key: str, fresh: float = FRESH) -> bool:
-        """Remove the session's records and every blob no other session uses (`fresh`: as
-        in `sweep`). Whether it had any."""
+    def delete_session(self, key: str) -> bool:
+        """Remove the session's records and every blob no other session uses. Whether it
+        had any."""
+        path = self.record_path(key)
         try:
-            self.record_path(key).unlink()
+            last = path.stat().st_mtime_ns
+            mine = _named(self.records(key))
+            path.unlink()
         except FileNotFoundError:
             return False
-        self.sweep(fresh)
+        self.sweep(mine, last)
         return True
 
-    def sweep(self, fresh: float = FRESH) -> int:
+    def sweep(self, mine: set[str] | None = None, last: int = 0) -> int:
         """Delete the blobs no record names; returns the bytes freed. A blob kept or used
-        in the last `fresh` seconds stays: its record may not be written yet (a capture
-        happens before the tool runs, the record after)."""
+        in the last FRESH seconds stays: its record may not be written yet (a capture
+        happens before the tool runs, the record after). Unless it is one of `mine` (a
+        deleted session's) untouched since `last` (that session's last record, in ns): then
+        the freshness was that session's own, and no capture since wants it."""
         used: set[str] = set()
         for key in self.session_keys():
-            for rec in self.records(key):
-                for side in ("before", "after"):
-                    state = rec.get(side)
-                    if isinstance(state, dict) and isinstance(state.get("sha"), str):
-                        used.add(state["sha"])
+            used |= _named(self.records(key))
         freed = 0
-        since = time.time() - fresh
+        since = time.time() - FRESH
         for sha, path in self._blob_files():
             if sha not in used:
                 with contextlib.suppress(OSError):
                     st = path.stat()
-                    if fresh and st.st_mtime >= since:
+                    own = mine is not None and sha in mine and st.st_mtime_ns <= last
+                    if st.st_mtime >= since and not own:
                         continue
                     path.unlink()
                     freed += st.st_size
@@ -202,6 +204,17 @@ class CheckpointStore:
 
     def remove_tree(self, path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _named(records: list[dict[str, Any]]) -> set[str]:
+    """The blobs records name."""
+    out: set[str] = set()
+    for rec in records:
+        for side in ("before", "after"):
+            state = rec.get(side)
+            if isinstance(state, dict) and isinstance(state.get("sha"), str):
+                out.add(state["sha"])
+    return out
 
 
 def _parse(data: bytes) -> Iterator[dict[str, Any]]:
