@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from picobot_tui.core.checkpoints.limits import enforce
+from picobot_tui.core.checkpoints.shadow_git import ShadowGit, collect, pin, sessions_in
 from picobot_tui.core.checkpoints.store import CheckpointStore, checkpoints_root
 from tests.headless.conftest import cli_env, picobot_exe, run_cli, session_files
 from tests.support.openai_server import OpenAITestServer
@@ -214,3 +215,19 @@ def test_deleting_a_session_beside_a_live_one_collects_only_its_content(
     back = run_cli(configured_home, "sessions", "rewind", live, "--to", "2", "--code")
     assert back.returncode == 0, back.stdout + back.stderr
     assert (ws / "a.txt").read_text() == "v1\n"
+
+
+def test_a_snapshot_collected_before_it_is_named_is_refused(tmp_path):
+    """The race `Recorder.snapshot` guards against: a deletion's `git gc` between a
+    snapshot and its ref. The ref is refused, so the recorder snapshots again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    shadow = ShadowGit(tmp_path / "git", ws, 100)
+    first = shadow.snapshot()
+    (ws / "a.txt").write_text("two\n")
+    second = shadow.snapshot()  # the index moved on: nothing holds `first` now
+    collect(shadow, "gone")
+    assert not pin(shadow, "live", first)
+    assert pin(shadow, "live", second)
+    assert sessions_in(shadow) == {"live"}
