@@ -56,7 +56,7 @@ def _what(item: FileRestore) -> str:
 
 
 def _conflicts(plan: RestorePlan) -> list[str]:
-    return [f.shown for f in plan.conflicts]
+    return [f.described for f in plan.conflicts]
 
 
 def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force: bool) -> int:
