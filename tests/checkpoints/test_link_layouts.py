@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.checkpoints.link_support import exec_, rewind, run_turn, tree, write
+from tests.headless.conftest import read_messages, session_files
 
 FORCE = pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "force"])
 
@@ -120,6 +121,9 @@ def test_a_link_the_user_made_is_refused_and_named_force_or_not(
     assert "other.txt" in forced.stdout  # the rest is restored
     assert (ws / "other.txt").read_text() == "other\n"
     assert os.readlink(ws / "a") == str(outside)
+    [session] = session_files(configured_home)
+    note = read_messages(session)[-1]
+    assert note["role"] == "system" and "a/authorized_keys could not be restored" in note["content"]
     # Asked again: still a conflict that says why, nothing restored.
     before_ws = tree(ws)
     plain = rewind(configured_home, key)

@@ -105,10 +105,12 @@ def rewind(
         text = str(messages[start].get("content") or "")
         quoted = repr(text if len(text) <= 80 else text[:79] + "…")
         but = ", ".join(f.shown for f in kept)
+        failed = ", ".join(f.shown for f, _ in result.restored.failed)
         note = CODE_ONLY_NOTE.format(
             turn=turn,
             quoted=quoted,
-            kept=f" except {but} (changed by the user since)" if kept else "",
+            kept=(f" except {but} (changed by the user since)" if kept else "")
+            + (f"; {failed} could not be restored" if failed else ""),
         )
         session.append({"role": "system", "content": note})
     result.notes.append(note)
