@@ -83,6 +83,8 @@ def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force:
         for shown in _conflicts(plan):
             _err(f"  {shown}")
         _err("Nothing was restored. Run again with --force to overwrite them too.")
+        if any(f.blocked for f in plan.conflicts):
+            _err("A file below a folder that is a link now is never restored, --force or not.")
         return EXIT_ERROR
     overwrite = {f.path for f in plan.conflicts} if force else set()
     try:

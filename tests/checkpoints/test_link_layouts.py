@@ -129,4 +129,5 @@ def test_a_link_the_user_made_is_refused_and_named_force_or_not(
     plain = rewind(configured_home, key)
     assert plain.returncode == 1
     assert "a/authorized_keys (a/ is a link now; not restored)" in plain.stderr
+    assert "never restored, --force or not" in plain.stderr
     assert tree(ws) == before_ws and tree(outside) == before_outside
