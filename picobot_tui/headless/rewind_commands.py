@@ -4,8 +4,9 @@
   code goes back to its state before turn TURN; the conversation continues as a branch (a
   new session, printed; the original stays complete). Files changed after the agent's
   change (by you or another program) are conflicts: they are listed and nothing is restored
-  unless `--force` (then they are overwritten too). Exit 1 when refused or a file could not
-  be restored, 2 for a bad id or turn.
+  unless `--force` (then they are overwritten too; never a file below a folder that is a
+  link now, core/checkpoints/confined.py). Exit 1 when refused or a file could not be
+  restored, 2 for a bad id or turn.
 - `branch ID --at TURN`: the branch alone (files untouched).
 - `diff ID [--turn N]`: the changes of the session (or of turn N) as a unified diff: plain
   to a pipe or a file (`patch -p1`, `git apply`), coloured to a terminal.
@@ -56,7 +57,7 @@ def _what(item: FileRestore) -> str:
 
 
 def _conflicts(plan: RestorePlan) -> list[str]:
-    return [f.shown for f in plan.conflicts]
+    return [f.described for f in plan.conflicts]
 
 
 def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force: bool) -> int:
@@ -82,6 +83,8 @@ def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force:
         for shown in _conflicts(plan):
             _err(f"  {shown}")
         _err("Nothing was restored. Run again with --force to overwrite them too.")
+        if any(f.blocked for f in plan.conflicts):
+            _err("A file below a folder that is a link now is never restored, --force or not.")
         return EXIT_ERROR
     overwrite = {f.path for f in plan.conflicts} if force else set()
     try:

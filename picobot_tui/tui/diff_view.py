@@ -190,6 +190,10 @@ async def revert_file(app: CheckpointHost, message: Any) -> None:
     timeline = await asyncio.to_thread(load_timeline, store, key)
     plan = await asyncio.to_thread(plan_restore, store, timeline, _state.turn, {path})
     overwrite: set[Path] = set()
+    blocked = [f.blocked for f in plan.to_restore if f.blocked]
+    if blocked:  # a folder on the way is a link now: never written through, nothing to ask
+        app.notify(f"Could not revert {message.shown}: {blocked[0]}", severity="error", timeout=10)
+        return
     if plan.conflicts:
         answer = await ask(app, ConflictScreen([message.shown], "revert"))
         if answer != "overwrite":

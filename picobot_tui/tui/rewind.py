@@ -129,7 +129,7 @@ async def _rewind(
             app.notify(f"Cannot rewind: {e}", severity="error", timeout=10)
             return
         if plan.conflicts:
-            answer = await ask(app, ConflictScreen([f.shown for f in plan.conflicts], "rewind"))
+            answer = await ask(app, ConflictScreen([f.described for f in plan.conflicts], "rewind"))
             if answer is None:
                 app.notify("Rewind cancelled: nothing was restored")
                 return

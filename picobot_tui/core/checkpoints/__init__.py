@@ -20,6 +20,8 @@ Modules (one job each; import them directly, this package imports nothing):
 - `restore` — `plan_restore(store, timeline, turn, paths=None) -> RestorePlan`
   (`.to_restore`, `.conflicts`, `.not_undoable`, `.uncheckpointed`), then
   `apply_restore(store, plan, overwrite=set_of_paths) -> RestoreResult`.
+- `confined` — a restore's reads and writes below the workspace, through dir fds opened
+  without following links (`Blocked`: a folder on the way is a link now).
 - `rewind` — `plan_rewind`, `rewind(sessions, store, key, turn, code=, conversation=,
   overwrite=)` and `branch_session(sessions, store, key, turn)`.
 - `limits` — `usage(store)`, `enforce(store, max_bytes, keep)`: the maxBytes cap.

@@ -150,19 +150,23 @@ class Uncheckpointed:
     reason: str
 
 
-def read_state(path: Path, max_bytes: int, store: CheckpointStore | None = None) -> FileState:
+def read_state(
+    path: Path, max_bytes: int, store: CheckpointStore | None = None, *, dir_fd: int | None = None
+) -> FileState:
     """The state of `path` now, its bytes kept in `store` (when given and small enough).
-    Never follows a final symbolic link. Blocking."""
+    Never follows a final symbolic link. With `dir_fd`: `path.name` in that folder (one a
+    restore reached without following links, confined.py). Blocking."""
+    where: str | Path = path.name if dir_fd is not None else path
     try:
-        st = os.lstat(path)
+        st = os.stat(where, dir_fd=dir_fd, follow_symlinks=False)
     except (FileNotFoundError, NotADirectoryError):
-        return absent(path)
+        return ABSENT if dir_fd is not None else absent(path)
     except OSError as e:
         return FileState("unknown", reason=f"cannot read it: {e.strerror or e}")
     mode = stat.S_IMODE(st.st_mode)
     if stat.S_ISLNK(st.st_mode):
         try:
-            target = os.fsencode(os.readlink(path))
+            target = os.fsencode(os.readlink(where, dir_fd=dir_fd))
         except OSError as e:
             return FileState("unknown", reason=f"cannot read the link: {e.strerror or e}")
         sha = store.put(target) if store is not None else sha256(target)
@@ -177,7 +181,9 @@ def read_state(path: Path, max_bytes: int, store: CheckpointStore | None = None)
             reason=f"{st.st_size:,} bytes, over checkpoints.maxFileBytes ({max_bytes:,})",
         )
     try:
-        with open(path, "rb") as f:
+        # O_NOFOLLOW: a link put there since the lstat is not read through.
+        fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        with os.fdopen(fd, "rb") as f:
             data = f.read()
     except OSError as e:
         return FileState("unknown", reason=f"cannot read it: {e.strerror or e}")

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from picobot_tui.core.checkpoints.records import Change, parse_records, read_state
+from picobot_tui.core.checkpoints.records import Change, parse_records
 from picobot_tui.core.checkpoints.restore import (
     RestorePlan,
     RestoreResult,
     apply_restore,
+    current_state,
     plan_restore,
 )
 from picobot_tui.core.checkpoints.store import CheckpointStore
@@ -104,10 +105,12 @@ def rewind(
         text = str(messages[start].get("content") or "")
         quoted = repr(text if len(text) <= 80 else text[:79] + "…")
         but = ", ".join(f.shown for f in kept)
+        failed = ", ".join(f.shown for f, _ in result.restored.failed)
         note = CODE_ONLY_NOTE.format(
             turn=turn,
             quoted=quoted,
-            kept=f" except {but} (changed by the user since)" if kept else "",
+            kept=(f" except {but} (changed by the user since)" if kept else "")
+            + (f"; {failed} could not be restored" if failed else ""),
         )
         session.append({"role": "system", "content": note})
     result.notes.append(note)
@@ -136,6 +139,6 @@ def record_restore(store: CheckpointStore, key: str, turn: int, done: RestoreRes
     for item in done.restored:
         seq += 1
         workspace = next((c.workspace for c in changes if c.path == item.path), item.path.parent)
-        after = read_state(item.path, max(item.target.size, 1) * 2)
+        after = current_state(item, max(item.target.size, 1) * 2)
         change = Change(seq, turn, "rewind", "rewind", workspace, item.path, item.current, after)
         store.append(key, change.to_json())
