@@ -43,10 +43,10 @@ def test_no_compromised_release_is_installed() -> None:
 LOCK = ROOT / "requirements" / "test.lock"
 
 
-def _locked() -> dict[str, str]:
-    """name -> version of every package pinned in the lock (names normalised)."""
+def _locked(lock: Path = LOCK) -> dict[str, str]:
+    """name -> version of every package pinned in a lock (names normalised)."""
     out = {}
-    for line in LOCK.read_text().splitlines():
+    for line in lock.read_text().splitlines():
         if line and not line[0].isspace() and not line.startswith("#"):
             req = Requirement(line.rstrip(" \\"))
             [spec] = req.specifier
@@ -89,3 +89,34 @@ def test_ci_installs_from_the_lock() -> None:
         "pip install -r requirements/test.lock && pip install --no-deps -e . && python -m pytest"
     )
     assert command in readme and command in ci
+
+
+# -- the real LiteLLM Proxy's lock (requirements/proxy.lock, `python scripts/lock.py proxy`) --
+
+PROXY_LOCK = ROOT / "requirements" / "proxy.lock"
+
+
+def test_the_proxy_lock_is_hashed_and_holds_the_tested_litellm() -> None:
+    """The proxy the tests put in front runs the litellm the suite tests, never a
+    compromised one, and installs only files whose hashes the lock names."""
+    proxy = _locked(PROXY_LOCK)
+    assert proxy["litellm"] == _locked()["litellm"]
+    for bad_name, bad in COMPROMISED.items():
+        assert proxy.get(bad_name) not in bad
+    text = PROXY_LOCK.read_text()
+    blocks = [b for b in text.split("\n") if b and not b[0].isspace() and not b.startswith("#")]
+    assert all(b.endswith("\\") for b in blocks), "a pin without hashes"
+    assert "python scripts/lock.py proxy" in text.splitlines()[1]
+
+
+def test_ci_installs_the_proxy_into_its_own_venv() -> None:
+    """Its ~100 packages would change the tested versions: .ci/run puts them in
+    tests/proxy/.venv (where tests/support/litellm_proxy.py looks), never the test env."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "proxy_venv=tests/proxy/.venv" in ci
+    assert '"$proxy_venv/bin/pip" install -q --no-deps --no-compile' in ci
+    assert "-r requirements/proxy.lock >/dev/null" in ci
+    pips = [line for line in ci.splitlines() if "pip" in line and "install" in line]
+    assert sum('"$proxy_venv/bin/pip"' in line for line in pips) == 1
+    assert all("proxy" not in line for line in pips if '"$proxy_venv/bin/pip"' not in line)
+    assert "proxy.lock" not in (ROOT / "README.md").read_text()

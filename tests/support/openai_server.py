@@ -187,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
             ],
         }
         if reply.usage is not None:
-            payload["usage"] = usage_dict(reply.usage, reply.cached)
+            payload["usage"] = usage_dict(reply.usage, reply.cached, reply.usage_cost)
         self._send_json(200, payload, dict(reply.headers))
 
     def _stream(self, reply: Reply, request: dict[str, Any]) -> None:

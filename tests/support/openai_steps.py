@@ -41,6 +41,8 @@ class Reply:
     """Extra response headers (e.g. a LiteLLM Proxy's `x-litellm-response-cost`)."""
     cached: int | None = None
     """`usage.prompt_tokens_details.cached_tokens` (OpenAI's automatic prompt cache)."""
+    usage_cost: float | None = None
+    """`usage.cost` (USD): what a LiteLLM Proxy (or OpenRouter) says the call cost."""
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,9 @@ def merge_message(deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
-def usage_dict(usage: tuple[int, int], cached: int | None = None) -> dict[str, Any]:
+def usage_dict(
+    usage: tuple[int, int], cached: int | None = None, cost: float | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "prompt_tokens": usage[0],
         "completion_tokens": usage[1],
@@ -370,6 +374,8 @@ def usage_dict(usage: tuple[int, int], cached: int | None = None) -> dict[str, A
     }
     if cached is not None:  # OpenAI counts cached tokens inside prompt_tokens
         out["prompt_tokens_details"] = {"cached_tokens": cached}
+    if cost is not None:
+        out["cost"] = cost
     return out
 
 
@@ -393,4 +399,8 @@ def stream_frames(reply: Reply, model: str, include_usage: bool) -> Iterator[Fra
     if reply.deltas:
         yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]}
     if include_usage and reply.usage is not None:
-        yield {**base, "choices": [], "usage": usage_dict(reply.usage, reply.cached)}
+        yield {
+            **base,
+            "choices": [],
+            "usage": usage_dict(reply.usage, reply.cached, reply.usage_cost),
+        }

@@ -1,10 +1,11 @@
 """The LiteLLM internals picobot reads, in one place.
 
 LiteLLM exposes a streamed response's HTTP headers (a LiteLLM Proxy's own
-`x-litellm-response-cost` among them) only on the chunk's private `_hidden_params`, and
-whether the provider sent real usage only through the stream wrapper's raw `chunks` list.
-Both are undocumented; tests/core/test_llm_litellm_compat.py builds real LiteLLM objects
-and fails loudly if either goes away.
+`x-litellm-response-cost` among them) and the `usage.cost` the server sent (kept apart from
+LiteLLM's own bill, which it writes over `usage.cost`) only on the chunk's private
+`_hidden_params`, and whether the provider sent real usage only through the stream
+wrapper's raw `chunks` list. All are undocumented; tests/core/test_llm_litellm_compat.py
+builds real LiteLLM objects and fails loudly if one goes away.
 """
 
 from __future__ import annotations
@@ -13,18 +14,25 @@ from typing import Any
 
 PROXY_COST_HEADER = "x-litellm-response-cost"
 """What a LiteLLM Proxy says the call cost (USD), by its own price table and config."""
+UPSTREAM_COST = "upstream_usage_cost"
+"""Where LiteLLM keeps the `usage.cost` the server sent: the real proxy sends its figure
+there on a streamed call, and no cost header (tests/headless/test_litellm_proxy_e2e.py)."""
 
 
 def proxy_cost(chunk: Any) -> float | None:
-    """The cost a LiteLLM Proxy in front sent in its response header, or None (no proxy,
-    or a value that is not a finite, non-negative number)."""
+    """The cost a LiteLLM Proxy in front sent: its response header (a whole response), else
+    the `usage.cost` of its last streamed chunk; None without one (no proxy, or a value that
+    is not a finite, non-negative number). LiteLLM's own bill is never taken for it."""
     hidden = getattr(chunk, "_hidden_params", None)
-    headers = hidden.get("additional_headers") if isinstance(hidden, dict) else None
-    if not isinstance(headers, dict):
+    if not isinstance(hidden, dict):
         return None
-    # LiteLLM prefixes the provider's headers with `llm_provider-`.
-    raw = headers.get(f"llm_provider-{PROXY_COST_HEADER}", headers.get(PROXY_COST_HEADER))
-    if not isinstance(raw, str | int | float):
+    headers = hidden.get("additional_headers")
+    raw: Any = None
+    if isinstance(headers, dict):  # LiteLLM prefixes the provider's headers `llm_provider-`
+        raw = headers.get(f"llm_provider-{PROXY_COST_HEADER}", headers.get(PROXY_COST_HEADER))
+    if raw is None:
+        raw = hidden.get(UPSTREAM_COST)
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
         return None
     try:
         cost = float(raw)
