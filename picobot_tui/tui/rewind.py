@@ -22,6 +22,7 @@ from typing import Any
 
 from picobot_tui.core.checkpoints.restore import RestorePlan, RestoreResult
 from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore, checkpoints_root
+from picobot_tui.core.checkpoints.timeline import skipped_line
 from picobot_tui.core.content import content_text
 from picobot_tui.core.sessions import SessionError, SessionStore
 from picobot_tui.tui.checkpoint_host import CheckpointHost
@@ -199,7 +200,8 @@ def _restored_lines(done: RestoreResult, plan: RestorePlan | None) -> list[str]:
     if done.restored:
         lines.append(f"Restored {len(done.restored)} file(s): " + _names(done.restored))
     elif not done.failed:
-        lines.append("No file needed restoring.")
+        checked = " checkpointed" if plan is not None and plan.uncheckpointed else ""
+        lines.append(f"No{checked} file needed restoring.")
     if done.kept:
         lines.append("Kept your later edits of: " + _names(done.kept))
     for item, why in done.failed:
@@ -208,10 +210,8 @@ def _restored_lines(done: RestoreResult, plan: RestorePlan | None) -> list[str]:
         for item in plan.not_undoable:
             lines.append(f"Not undoable (not kept): {item.shown}: {item.target.reason}")
         for skipped in plan.uncheckpointed:
-            lines.append(
-                f"Turn {skipped.turn}: {skipped.tool} was not checkpointed ({skipped.reason}): "
-                "what it changed is not restored"
-            )
+            line = skipped_line(skipped, "what it changed is not restored")
+            lines.append(line[0].upper() + line[1:])
     return lines
 
 

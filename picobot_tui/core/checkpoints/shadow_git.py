@@ -11,10 +11,16 @@ workspace as its work tree:
 - the workspace's `.gitignore` files and the user's `core.excludesFile` are honoured;
 - snapshots are incremental: `git add -A` compares stat data with the shadow index, so an
   unchanged tree costs a walk, then `git write-tree` names it;
-- one snapshot at a time per workspace (an flock), across picobot processes.
+- files over `checkpoints.maxFileBytes` are left out before `git add` hashes them (the new
+  and stat-dirty paths `git ls-files -o -m` lists are `lstat`ed; big ones are excluded by
+  pathspec), and nested git repositories (gitlinks: git keeps none of their files) are
+  fingerprinted by a stat walk (left_out.py), so their changes are reported, not lost;
+- one snapshot at a time per workspace (an flock), across picobot processes; a snapshot is
+  bounded by a time budget (the exec timeout), past which it is not checkpointed.
 
-`ShadowGit.snapshot()` returns a tree id, or raises `NotCheckpointed` (git missing, the
-workspace over `checkpoints.maxFiles`, git failing): the caller marks the call "not
+`ShadowGit.snapshot(max_file_bytes, budget)` returns a `Snapshot` (tree id, big files,
+nested repositories), or raises `NotCheckpointed` (git missing, the workspace over
+`checkpoints.maxFiles`, git failing or over its budget): the caller marks the call "not
 checkpointed". `changes(a, b)` lists what differs between two trees; `blobs(ids)` reads
 their contents in one `git cat-file --batch`.
 """
@@ -27,10 +33,12 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from picobot_tui.core.checkpoints.left_out import BigFile, big_files, fingerprint, is_repository
 from picobot_tui.core.private_files import ensure_private_dir, open_private
 
 GIT_TIMEOUT = 120.0
@@ -67,6 +75,16 @@ class TreeChange:
     new_id: str
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """The workspace at one moment: the shadow tree, the files left out of it for their size
+    (by relative path) and the nested repositories' fingerprints (None: too many files)."""
+
+    tree: str
+    big: dict[str, BigFile] = field(default_factory=dict)
+    nested: dict[str, str | None] = field(default_factory=dict)
+
+
 def workspace_id(workspace: Path) -> str:
     return hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:16]
 
@@ -98,8 +116,19 @@ class ShadowGit:
         )
         return env
 
-    def _run(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+    def _run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        ok: tuple[int, ...] = (0,),
+        deadline: float | None = None,
+    ) -> bytes:
         assert self._git is not None
+        timeout = GIT_TIMEOUT
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+            if timeout <= 0:
+                raise NotCheckpointed("the snapshot took longer than the exec timeout")
         argv = [self._git]
         for item in _CONFIG:
             argv += ["-c", item]
@@ -111,10 +140,14 @@ class ShadowGit:
                 input=input,
                 stdin=None if input is not None else subprocess.DEVNULL,
                 capture_output=True,
-                timeout=GIT_TIMEOUT,
+                timeout=timeout,
                 check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as e:
+        except subprocess.TimeoutExpired:
+            # git was killed holding the shadow index's lock; the flock says it is ours.
+            (self.dir / "index.lock").unlink(missing_ok=True)
+            raise NotCheckpointed(f"git {args[0]} took over {timeout:.0f} s") from None
+        except OSError as e:
             raise NotCheckpointed(f"git {args[0]} failed: {e}") from None
         if done.returncode not in ok:
             err = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -156,24 +189,70 @@ class ShadowGit:
 
     # ------------------------------------------------------------ snapshots
 
-    def snapshot(self) -> str:
-        """Record the workspace as it is now; returns the tree id. Blocking."""
+    def snapshot(self, max_file_bytes: int, budget: float = GIT_TIMEOUT) -> Snapshot:
+        """Record the workspace as it is now, within `budget` seconds. Blocking."""
         self._init()
+        deadline = time.monotonic() + budget
         with self._locked():
             index = self.dir / "index"
-            if not index.exists():
-                # The first snapshot: count what git would take before hashing it all.
-                out = self._run("ls-files", "-z", "--others", "--exclude-standard")
-                n = out.count(b"\0")
-                if n > self.max_files:
-                    raise self._too_many(n)
+            first = not index.exists()
+            # What `git add -A` would hash: new files (and nested repositories, "dir/") and
+            # tracked ones whose stat data changed.
+            out = self._run(
+                "ls-files", "-z", "--others", "--modified", "--exclude-standard", deadline=deadline
+            )
+            listed = [os.fsdecode(p) for p in out.split(b"\0") if p]
+            if first and len(listed) > self.max_files:
+                raise self._too_many(len(listed))
+            big = big_files(self.workspace, listed, max_file_bytes)
+            specs = [".", *(":(exclude,literal,top)" + p for p in sorted(big))]
             # An unreadable file is left out (exit 1), not the whole snapshot.
-            self._run("add", "-A", "--ignore-errors", "--", ".", ok=(0, 1))
+            self._run(
+                "add",
+                "-A",
+                "--ignore-errors",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                input=b"\0".join(os.fsencode(p) for p in specs),
+                ok=(0, 1),
+                deadline=deadline,
+            )
             n = _index_entries(index)
             if n > self.max_files:
                 index.unlink(missing_ok=True)
                 raise self._too_many(n)
-            return self._run("write-tree").decode().strip()
+            tree = self._run("write-tree", deadline=deadline).decode().strip()
+            nested = self._nested(listed, deadline)
+        prints = {rel: fingerprint(self.workspace / rel, self.max_files) for rel in nested}
+        return Snapshot(tree, big, prints)
+
+    def _nested(self, listed: list[str], deadline: float) -> list[str]:
+        """The nested repositories git sees (not ignored): gitlinks of the index and new
+        ones it could not add (no commit checked out yet)."""
+        out = self._run("ls-files", "-z", "--stage", deadline=deadline)
+        found = {
+            os.fsdecode(entry.split(b"\t", 1)[1])
+            for entry in out.split(b"\0")
+            if entry.startswith(b"160000 ") and b"\t" in entry
+        }
+        for rel in listed:
+            if rel.endswith("/") and is_repository(self.workspace / rel):
+                found.add(rel.rstrip("/"))
+        return sorted(found)
+
+    def entries(self, tree: str, paths: list[str]) -> dict[str, tuple[int, str]]:
+        """(mode, blob id) of those of `paths` that tree `tree` holds."""
+        if not paths or not tree or tree == _EMPTY_TREE:
+            return {}
+        out = self._run("--literal-pathspecs", "ls-tree", "-z", "--full-tree", tree, "--", *paths)
+        found = {}
+        for entry in out.split(b"\0"):
+            if b"\t" not in entry:
+                continue
+            meta, path = entry.split(b"\t", 1)
+            mode, _kind, blob = meta.decode().split(" ")
+            found[os.fsdecode(path)] = (int(mode, 8), blob)
+        return found
 
     def _too_many(self, n: int) -> NotCheckpointed:
         return NotCheckpointed(
