@@ -176,17 +176,19 @@ async def _apply(
         app.prompt.input.focus()
     else:
         await app.sessions.resume(key)
-    lines = [_summary(turn, mode, key, result.branch)]
+    lines = [_summary(turn, mode, key, result.branch, bool(plan and plan.uncheckpointed))]
     if result.restored is not None:
         lines += _restored_lines(result.restored, plan)
     await app.router.apply(NoticeShown("info", "\n".join(lines)))
 
 
-def _summary(turn: int, mode: Mode, key: str, branch: str | None) -> str:
+def _summary(turn: int, mode: Mode, key: str, branch: str | None, partial: bool = False) -> str:
     short = key.removeprefix("cli:")
     if mode == "code":
+        # Not "Files restored" when some changes were never checkpointed (listed below).
+        what = "Checkpointed files" if partial else "Files"
         return (
-            f"Files restored to before turn {turn}; the conversation goes on (the model is told)."
+            f"{what} restored to before turn {turn}; the conversation goes on (the model is told)."
         )
     what = "Code and conversation" if mode == "both" else "Conversation"
     return (
