@@ -57,6 +57,9 @@ _CONFIG = (
 )
 _ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding\n"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_BY_NAME = 500
+"""Up to this many new or changed paths, `git add` is given their names (a pathspec each
+is matched against every index entry: many are slower than one walk)."""
 
 
 class NotCheckpointed(Exception):
@@ -100,6 +103,7 @@ class ShadowGit:
         self.max_files = max_files
         self._git = git_exe()
         self._ready = False
+        self._last: tuple[tuple[int, int, int], str] | None = None  # (index stat, its tree)
 
     # ------------------------------------------------------------ running git
 
@@ -196,49 +200,71 @@ class ShadowGit:
         with self._locked():
             index = self.dir / "index"
             first = not index.exists()
-            # What `git add -A` would hash: new files (and nested repositories, "dir/") and
-            # tracked ones whose stat data changed.
+            # One walk says what `git add -A` would hash (new files, "?"; tracked ones whose
+            # stat data changed, "C") and which entries are nested repositories (gitlinks).
             out = self._run(
-                "ls-files", "-z", "--others", "--modified", "--exclude-standard", deadline=deadline
-            )
-            listed = [os.fsdecode(p) for p in out.split(b"\0") if p]
-            if first and len(listed) > self.max_files:
-                raise self._too_many(len(listed))
-            big = big_files(self.workspace, listed, max_file_bytes)
-            specs = [".", *(":(exclude,literal,top)" + p for p in sorted(big))]
-            # An unreadable file is left out (exit 1), not the whole snapshot.
-            self._run(
-                "add",
-                "-A",
-                "--ignore-errors",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-                input=b"\0".join(os.fsencode(p) for p in specs),
-                ok=(0, 1),
+                "ls-files",
+                "-z",
+                "-t",
+                "--stage",
+                "--others",
+                "--modified",
+                "--exclude-standard",
                 deadline=deadline,
             )
+            new, changed, links = _listing(out)
+            if first and len(new) > self.max_files:
+                raise self._too_many(len(new))
+            big = big_files(self.workspace, [*new, *changed], max_file_bytes)
+            todo = [p for p in [*new, *changed] if p not in big]
+            if todo:
+                self._add(todo, big, deadline)
             n = _index_entries(index)
             if n > self.max_files:
                 index.unlink(missing_ok=True)
                 raise self._too_many(n)
-            tree = self._run("write-tree", deadline=deadline).decode().strip()
-            nested = self._nested(listed, deadline)
-        prints = {rel: fingerprint(self.workspace / rel, self.max_files) for rel in nested}
+            tree = self._tree(index, deadline)
+        # Nested repositories now: gitlinks still there, and new ones (shown as "dir/").
+        nested = {p.rstrip("/") for p in [*links, *(p for p in new if p.endswith("/"))]}
+        prints = {
+            rel: fingerprint(self.workspace / rel, self.max_files)
+            for rel in sorted(nested)
+            if is_repository(self.workspace / rel)
+        }
         return Snapshot(tree, big, prints)
 
-    def _nested(self, listed: list[str], deadline: float) -> list[str]:
-        """The nested repositories git sees (not ignored): gitlinks of the index and new
-        ones it could not add (no commit checked out yet)."""
-        out = self._run("ls-files", "-z", "--stage", deadline=deadline)
-        found = {
-            os.fsdecode(entry.split(b"\t", 1)[1])
-            for entry in out.split(b"\0")
-            if entry.startswith(b"160000 ") and b"\t" in entry
-        }
-        for rel in listed:
-            if rel.endswith("/") and is_repository(self.workspace / rel):
-                found.add(rel.rstrip("/"))
-        return sorted(found)
+    def _tree(self, index: Path, deadline: float) -> str:
+        """`git write-tree`, skipped when the index is the one it last named (nothing to
+        add: the usual snapshot before an exec)."""
+        try:
+            st = os.stat(index)
+            stamp: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if stamp is not None and self._last is not None and self._last[0] == stamp:
+            return self._last[1]
+        tree = self._run("write-tree", deadline=deadline).decode().strip()
+        self._last = (stamp, tree) if stamp is not None else None
+        return tree
+
+    def _add(self, todo: list[str], big: dict[str, BigFile], deadline: float) -> None:
+        """`git add -A` of the paths `todo` (a few: by name, so git looks at nothing else;
+        many: the whole tree), never those in `big`."""
+        if len(todo) <= _BY_NAME:
+            specs = [":(literal,top)" + p for p in todo]
+        else:
+            specs = [".", *(":(exclude,literal,top)" + p for p in sorted(big))]
+        # An unreadable file is left out (exit 1), not the whole snapshot.
+        self._run(
+            "add",
+            "-A",
+            "--ignore-errors",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            input=b"\0".join(os.fsencode(p) for p in specs),
+            ok=(0, 1),
+            deadline=deadline,
+        )
 
     def entries(self, tree: str, paths: list[str]) -> dict[str, tuple[int, str]]:
         """(mode, blob id) of those of `paths` that tree `tree` holds."""
@@ -304,6 +330,32 @@ class ShadowGit:
             found[header[0]] = out[pos : pos + size]
             pos += size + 1
         return found
+
+
+def _listing(out: bytes) -> tuple[list[str], list[str], list[str]]:
+    """(new paths, changed paths, gitlinks) from `git ls-files -z -t -s -o -m`: "? path",
+    "H mode id stage\tpath" for every entry, "C …" again for a changed one. Found with
+    `bytes.find`: the "H" lines of a big index are most of the output and none is read."""
+    data = b"\0" + out
+    return (
+        _tagged(data, b"\0? ", False),
+        _tagged(data, b"\0C ", True),
+        _tagged(data, b"\0H 160000 ", True),
+    )
+
+
+def _tagged(data: bytes, tag: bytes, staged: bool) -> list[str]:
+    found = []
+    pos = data.find(tag)
+    while pos >= 0:
+        end = data.find(b"\0", pos + 1)
+        entry = data[pos + len(tag) : end if end >= 0 else len(data)]
+        if staged:
+            entry = entry.split(b"\t", 1)[1] if b"\t" in entry else b""
+        if entry:
+            found.append(os.fsdecode(entry))
+        pos = data.find(tag, end) if end >= 0 else -1
+    return found
 
 
 def _index_entries(index: Path) -> int:
