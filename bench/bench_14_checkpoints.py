@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.common import Result, alternate, median, ratios, report, temp_dir
 
@@ -105,16 +106,16 @@ def run_b(reps: int = 9) -> Result:
         subprocess.run(["git", "init", "-q"], env=env, check=True)
         plain = "git add -A && git write-tree"
         subprocess.run(plain, shell=True, env=env, cwd=ws, check=True, capture_output=True)
-        state = {"tree": recorder.snapshot(ws), "n": 0}
+        state: dict[str, Any] = {"snap": recorder.snapshot(ws), "n": 0}
 
         def ours() -> float:
             state["n"] += 1
             (ws / "d01" / "f01.txt").write_text(f"change {state['n']}\n")
             t0 = time.perf_counter()
             new = recorder.snapshot(ws)
-            recorder.exec_changes(KEY, 1, f"x{state['n']}", "exec", ws, state["tree"], new)
+            recorder.exec_changes(KEY, 1, f"x{state['n']}", "exec", ws, state["snap"], new)
             took = time.perf_counter() - t0
-            state["tree"] = new
+            state["snap"] = new
             return took * 1e3
 
         def baseline() -> float:

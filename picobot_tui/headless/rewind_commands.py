@@ -19,11 +19,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from picobot_tui.core.checkpoints.diff import file_diffs, patch_text
+from picobot_tui.core.checkpoints.diff import FileDiff, file_diffs, patch_text
 from picobot_tui.core.checkpoints.restore import FileRestore, RestorePlan
 from picobot_tui.core.checkpoints.rewind import branch_session, plan_rewind, rewind
 from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore, checkpoints_root
-from picobot_tui.core.checkpoints.timeline import load_timeline
+from picobot_tui.core.checkpoints.timeline import Timeline, load_timeline, skipped_line
 from picobot_tui.core.paths import picobot_home
 from picobot_tui.core.sessions import SessionError, SessionNotFound, SessionStore
 from picobot_tui.core.sessions.branch import check_turn
@@ -104,6 +104,8 @@ def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force:
             _out(terminal_safe(f"Restored {len(done.restored)} file(s) to before turn {turn}:"))
             for item in done.restored:
                 _out(terminal_safe(f"  {_what(item)}"))
+        elif plan.uncheckpointed:
+            _out(f"No checkpointed file to restore since turn {turn} (see below).")
         else:
             _out(f"No file to restore: nothing the agent changed since turn {turn} differs.")
         for item, why in done.failed:
@@ -112,10 +114,7 @@ def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force:
         for item in plan.not_undoable:
             _err(f"picobot: not undoable (not kept): {item.shown}: {item.target.reason}")
         for skipped in plan.uncheckpointed:
-            _err(
-                f"picobot: turn {skipped.turn}: {skipped.tool} ({skipped.call}) was not "
-                f"checkpointed ({skipped.reason}): what it changed is not restored"
-            )
+            _err("picobot: " + skipped_line(skipped, "what it changed is not restored"))
     if result.branch is not None:
         _out(f"Branch {result.branch} (from {key} at turn {turn}).")
         _out(f"Continue it with: picobot agent -s {result.branch}")
@@ -167,10 +166,12 @@ def run_diff(raw_id: str, turn: int | None) -> int:
         key = sessions.resolve(raw_id)
         if turn is not None:
             check_turn(sessions.load_messages(key), turn)
-        diffs = file_diffs(store, load_timeline(store, key), turn)
+        timeline = load_timeline(store, key)
+        diffs = file_diffs(store, timeline, turn)
     except SessionError as e:
         _err(f"picobot: {e}")
         return EXIT_USAGE
+    _left_out(timeline, turn, diffs)
     if not diffs:
         where = f"turn {turn} of {key}" if turn is not None else key
         _err(f"No file changes recorded in {where}.")
@@ -186,3 +187,16 @@ def run_diff(raw_id: str, turn: int | None) -> int:
         sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
     sys.stdout.flush()
     return EXIT_OK
+
+
+def _left_out(timeline: Timeline, turn: int | None, diffs: list[FileDiff]) -> None:
+    """What the diff cannot show, on stderr: changes not kept (over maxFileBytes) and calls
+    (or nested repositories) that were not checkpointed."""
+    for d in diffs:
+        for state in (d.before, d.after):
+            if state.kind == "unknown":
+                _err(f"picobot: {d.shown}: not kept ({state.reason}): its change is not shown")
+                break
+    for skipped in timeline.uncheckpointed:
+        if turn is None or skipped.turn == turn:
+            _err("picobot: " + skipped_line(skipped, "what it changed is not in this diff"))

@@ -22,6 +22,7 @@ from typing import Any
 
 from picobot_tui.core.checkpoints.restore import RestorePlan, RestoreResult
 from picobot_tui.core.checkpoints.store import CheckpointError, CheckpointStore, checkpoints_root
+from picobot_tui.core.checkpoints.timeline import skipped_line
 from picobot_tui.core.content import content_text
 from picobot_tui.core.sessions import SessionError, SessionStore
 from picobot_tui.tui.checkpoint_host import CheckpointHost
@@ -175,17 +176,19 @@ async def _apply(
         app.prompt.input.focus()
     else:
         await app.sessions.resume(key)
-    lines = [_summary(turn, mode, key, result.branch)]
+    lines = [_summary(turn, mode, key, result.branch, bool(plan and plan.uncheckpointed))]
     if result.restored is not None:
         lines += _restored_lines(result.restored, plan)
     await app.router.apply(NoticeShown("info", "\n".join(lines)))
 
 
-def _summary(turn: int, mode: Mode, key: str, branch: str | None) -> str:
+def _summary(turn: int, mode: Mode, key: str, branch: str | None, partial: bool = False) -> str:
     short = key.removeprefix("cli:")
     if mode == "code":
+        # Not "Files restored" when some changes were never checkpointed (listed below).
+        what = "Checkpointed files" if partial else "Files"
         return (
-            f"Files restored to before turn {turn}; the conversation goes on (the model is told)."
+            f"{what} restored to before turn {turn}; the conversation goes on (the model is told)."
         )
     what = "Code and conversation" if mode == "both" else "Conversation"
     return (
@@ -199,7 +202,8 @@ def _restored_lines(done: RestoreResult, plan: RestorePlan | None) -> list[str]:
     if done.restored:
         lines.append(f"Restored {len(done.restored)} file(s): " + _names(done.restored))
     elif not done.failed:
-        lines.append("No file needed restoring.")
+        checked = " checkpointed" if plan is not None and plan.uncheckpointed else ""
+        lines.append(f"No{checked} file needed restoring.")
     if done.kept:
         lines.append("Kept your later edits of: " + _names(done.kept))
     for item, why in done.failed:
@@ -208,10 +212,8 @@ def _restored_lines(done: RestoreResult, plan: RestorePlan | None) -> list[str]:
         for item in plan.not_undoable:
             lines.append(f"Not undoable (not kept): {item.shown}: {item.target.reason}")
         for skipped in plan.uncheckpointed:
-            lines.append(
-                f"Turn {skipped.turn}: {skipped.tool} was not checkpointed ({skipped.reason}): "
-                "what it changed is not restored"
-            )
+            line = skipped_line(skipped, "what it changed is not restored")
+            lines.append(line[0].upper() + line[1:])
     return lines
 
 

@@ -224,9 +224,9 @@ def test_a_snapshot_collected_before_it_is_named_is_refused(tmp_path):
     ws.mkdir()
     (ws / "a.txt").write_text("one\n")
     shadow = ShadowGit(tmp_path / "git", ws, 100)
-    first = shadow.snapshot()
+    first = shadow.snapshot(1 << 20).tree
     (ws / "a.txt").write_text("two\n")
-    second = shadow.snapshot()  # the index moved on: nothing holds `first` now
+    second = shadow.snapshot(1 << 20).tree  # the index moved on: nothing holds `first` now
     collect(shadow, "gone")
     assert not pin(shadow, "live", first)
     assert pin(shadow, "live", second)

@@ -7,9 +7,11 @@ tool:
   through the path the tool writes through (the disk, or `ToolContext.files`, an editor's
   buffer, when it reads), the tool runs, the new state is read the same way, and a record is
   kept when the file changed;
-- `exec`: a shadow-git snapshot before and after, the files that differ recorded; a
-  workspace that cannot be snapshotted is recorded "not checkpointed" and a notice says so,
-  once per reason per process;
+- `exec`: a shadow-git snapshot before and after (each within the exec timeout), the files
+  that differ recorded; a workspace that cannot be snapshotted is recorded "not
+  checkpointed" and a notice says so, once per reason per process; nested git repositories
+  the command changed are recorded "not checkpointed" by path, and changes to files over
+  `maxFileBytes` "not undoable", each said in a notice for that call;
 - anything else (read_file, web_fetch, MCP tools) runs as it is.
 
 `not_undoable(settings, tools, name, args)` is the line an approval preview adds when the
@@ -30,6 +32,7 @@ from picobot_tui.core.checkpoints.shadow_git import NotCheckpointed
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.file_access import current_text, reader
 from picobot_tui.core.tools.paths import resolve_in_workspace, workspace_root
+from picobot_tui.core.visible import label
 
 if TYPE_CHECKING:
     from picobot_tui.core.settings import CoreSettings
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("picobot.checkpoints")
 
 FILE_TOOLS = ("write_file", "edit_file", "todo")
+NESTED = "a nested git repository"
 
 
 def _paths(name: str, args: dict[str, Any], ctx: ToolContext) -> list[Path]:
@@ -129,20 +133,46 @@ async def run_checkpointed(
     if name != "exec":
         return await tools.execute(name, args), None
     workspace = workspace_root(ctx)
+    budget = _exec_timeout(args, ctx)
     try:
-        old = await asyncio.to_thread(recorder.snapshot, workspace, session)
+        old = await asyncio.to_thread(recorder.snapshot, workspace, session, budget)
     except (NotCheckpointed, OSError) as e:
         result = await tools.execute(name, args)
         return result, _skipped(recorder, session, turn, call_id, str(e))
     result = await tools.execute(name, args)
     try:
-        new = await asyncio.to_thread(recorder.snapshot, workspace, session)
-        await asyncio.to_thread(
+        new = await asyncio.to_thread(recorder.snapshot, workspace, session, budget)
+        changes, nested = await asyncio.to_thread(
             recorder.exec_changes, session, turn, call_id, name, workspace, old, new
         )
     except (NotCheckpointed, OSError) as e:
         return result, _skipped(recorder, session, turn, call_id, str(e))
-    return result, None
+    notes = []
+    if nested:
+        try:
+            recorder.not_checkpointed(session, turn, call_id, name, NESTED, nested)
+        except OSError as e:
+            log.warning("could not record %s: %s", call_id, e)
+        names = ", ".join(label(p, exact=True) for p in nested)
+        notes.append(
+            f"Not checkpointed: {names} ({NESTED}, whose files picobot does not snapshot): "
+            "rewind cannot undo what this command changed there."
+        )
+    for change in changes:
+        if not change.undoable:
+            notes.append(
+                f"Not undoable: {change.shown} ({change.before.reason}): its change is not kept."
+            )
+    return result, "\n".join(notes) or None
+
+
+def _exec_timeout(args: dict[str, Any], ctx: ToolContext) -> float:
+    """The call's exec timeout: each snapshot around it gets as long, no longer."""
+    try:
+        value = float(args.get("timeout") or ctx.config.exec.timeout)
+    except (TypeError, ValueError):
+        value = float(ctx.config.exec.timeout)
+    return max(value, 1.0)
 
 
 def _skipped(recorder: Recorder, session: str, turn: int, call: str, reason: str) -> str | None:

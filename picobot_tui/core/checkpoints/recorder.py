@@ -6,9 +6,12 @@ process. Its methods block (call them in a thread):
 - `capture(paths)` before a file tool runs: each file's prior state, its bytes kept;
 - `commit(key, turn, call, tool, workspace, before, after)`: appends a record per file whose
   state changed (none when the call changed nothing);
-- `snapshot(workspace)` before and after an exec (shadow_git.py); `exec_changes(...)`
+- `snapshot(workspace, budget)` before and after an exec (shadow_git.py); `exec_changes(...)`
   records the files the command changed, the prior and new bytes copied out of the shadow
-  repository into the blob store, so restore and diff read one store;
+  repository into the blob store, so restore and diff read one store; a file over
+  `maxFileBytes` the snapshots left out is recorded from its stat data, "not undoable"
+  (unless it was small before); it returns the nested repositories that changed too
+  (`changed_repositories`), which the caller records as not checkpointed;
 - `not_checkpointed(key, turn, call, tool, reason)` records a call that could not be
   snapshotted, and `tell(reason)` says whether the user still has to be told (once per
   reason per process, never silently).
@@ -21,10 +24,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from picobot_tui.core.checkpoints.cleanup import hold, ref_name
+from picobot_tui.core.checkpoints.left_out import BigFile, changed_repositories, under
 from picobot_tui.core.checkpoints.records import (
     ABSENT,
     Change,
@@ -33,7 +38,14 @@ from picobot_tui.core.checkpoints.records import (
     read_state,
     state_of_bytes,
 )
-from picobot_tui.core.checkpoints.shadow_git import NotCheckpointed, ShadowGit, pin
+from picobot_tui.core.checkpoints.shadow_git import (
+    GIT_TIMEOUT,
+    NotCheckpointed,
+    ShadowGit,
+    Snapshot,
+    TreeChange,
+    pin,
+)
 from picobot_tui.core.checkpoints.store import CheckpointStore, checkpoints_root
 
 if TYPE_CHECKING:
@@ -131,37 +143,62 @@ class Recorder:
             self._shadows[workspace] = shadow
         return shadow
 
-    def snapshot(self, workspace: Path, key: str | None = None) -> str:
-        """The workspace's tree id now, kept for session `key` (a ref) until that session
-        is deleted; NotCheckpointed says why there is none."""
+    def snapshot(
+        self, workspace: Path, key: str | None = None, budget: float = GIT_TIMEOUT
+    ) -> Snapshot:
+        """The workspace now, its tree kept for session `key` (a ref) until that session is
+        deleted; NotCheckpointed says why there is none."""
         self.store._dir(self.store.root)
         shadow = self.shadow(workspace)
         for _ in range(3):
-            tree = shadow.snapshot()
-            if key is None or pin(shadow, ref_name(key), tree):
-                return tree
+            snap = shadow.snapshot(self.config.max_file_bytes, budget)
+            if key is None or pin(shadow, ref_name(key), snap.tree):
+                return snap
         raise NotCheckpointed("the snapshot was collected as it was taken")
 
     def exec_changes(
-        self, key: str, turn: int, call: str, tool: str, workspace: Path, old: str, new: str
-    ) -> list[Change]:
-        """Record each file that differs between the trees `old` and `new`."""
+        self,
+        key: str,
+        turn: int,
+        call: str,
+        tool: str,
+        workspace: Path,
+        old: Snapshot,
+        new: Snapshot,
+    ) -> tuple[list[Change], list[str]]:
+        """Record each file that differs between the snapshots `old` and `new`; returns the
+        changes and the nested repositories that changed (relative paths, not recorded)."""
         shadow = self.shadow(workspace)
-        diffs = [d for d in shadow.changes(old, new) if _GITLINK not in (d.old_mode, d.new_mode)]
+        nested = changed_repositories(old.nested, new.nested)
+        roots = {*old.nested, *new.nested}
+        # Paths inside a nested repository are the uncheckpointed record's (a `git init` or
+        # `rm -rf x/.git` turns its files into a gitlink or back: they did not change).
+        diffs = [
+            d
+            for d in shadow.changes(old.tree, new.tree)
+            if _GITLINK not in (d.old_mode, d.new_mode) and not under(d.path, roots)
+        ]
+        diffs += self._big_diffs(shadow, old, new, {d.path for d in diffs})
         if not diffs:
-            return []
+            return [], nested
         limit = self.config.max_file_bytes
         contents = shadow.blobs([i for d in diffs for i in (d.old_id, d.new_id)])
         changes = []
         old_folders: set[str] | None = None
         for d in diffs:
             path = workspace / d.path
-            before = self._git_state(d.old_mode, d.old_id, contents, limit)
+            if d.path in old.big:
+                before = _big_state(old.big[d.path], limit)
+            else:
+                before = self._git_state(d.old_mode, d.old_id, contents, limit)
             if before.kind == "absent" and "/" in d.path:
                 if old_folders is None:
-                    old_folders = shadow.folders(old)
+                    old_folders = shadow.folders(old.tree)
                 before = _absent_in(workspace, d.path, old_folders)
-            after = self._git_state(d.new_mode, d.new_id, contents, limit)
+            if d.path in new.big:
+                after = _big_state(new.big[d.path], limit)
+            else:
+                after = self._git_state(d.new_mode, d.new_id, contents, limit)
             if after.kind == "file" and after.mode is not None:
                 # git keeps only the exec bit; the file as it is now has its exact mode.
                 now = read_state(path, limit)
@@ -178,7 +215,23 @@ class Recorder:
                 if seen is not None and seen[0] == before.sha:
                     before = FileState("file", before.sha, seen[1], before.size)
             changes.append(self._record(key, turn, call, tool, workspace, path, before, after))
-        return changes
+        return changes, nested
+
+    def _big_diffs(
+        self, shadow: ShadowGit, old: Snapshot, new: Snapshot, seen: set[str]
+    ) -> list[TreeChange]:
+        """Files over maxFileBytes in either snapshot whose stat data changed and that the
+        tree diff does not show (git kept a stale small version, or nothing)."""
+        paths = sorted(
+            p
+            for p in {*old.big, *new.big}
+            if p not in seen and old.big.get(p) != new.big.get(p) and not under(p, set(new.nested))
+        )
+        if not paths:
+            return []
+        before, after = shadow.entries(old.tree, paths), shadow.entries(new.tree, paths)
+        none = (0, "0" * 40)
+        return [TreeChange(p, *before.get(p, none), *after.get(p, none)) for p in paths]
 
     def _git_state(self, mode: int, blob: str, contents: dict[str, bytes], limit: int) -> FileState:
         if mode == 0:
@@ -193,8 +246,14 @@ class Recorder:
         self._check_limits()
         return state
 
-    def not_checkpointed(self, key: str, turn: int, call: str, tool: str, reason: str) -> None:
-        record = {"type": "uncheckpointed", "turn": turn, "call": call, "tool": tool}
+    def not_checkpointed(
+        self, key: str, turn: int, call: str, tool: str, reason: str, paths: Sequence[str] = ()
+    ) -> None:
+        """Record a call that was not checkpointed (only `paths` of it, when given)."""
+        record: dict[str, Any] = {"type": "uncheckpointed", "turn": turn, "call": call}
+        record["tool"] = tool
+        if paths:
+            record["paths"] = list(paths)
         self.store.append(key, {**record, "reason": reason})
 
     def tell(self, reason: str) -> bool:
@@ -247,6 +306,12 @@ def recorder_for(settings: CoreSettings) -> Recorder | None:
 
 
 __all__ = ["NotCheckpointed", "Recorder", "recorder_for"]
+
+
+def _big_state(big: BigFile, limit: int) -> FileState:
+    """A file left out of a snapshot for its size: not kept, so not undoable."""
+    reason = f"{big.size:,} bytes, over checkpoints.maxFileBytes ({limit:,})"
+    return FileState("unknown", mode=big.mode, size=big.size, reason=reason)
 
 
 def _absent_in(workspace: Path, rel: str, folders: set[str]) -> FileState:

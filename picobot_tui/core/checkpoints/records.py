@@ -13,7 +13,8 @@ A `FileState` is one of:
 A `Change` is one file changed by one call: session key, turn (1-based: the Nth user
 message), tool-call id, tool name, workspace and absolute path, `before` and `after`, and
 `seq`, its order in the session. An exec call that could not be snapshotted is recorded as
-an `Uncheckpointed` (reason: git missing, too many files…).
+an `Uncheckpointed` (reason: git missing, too many files…); one with `paths` was
+checkpointed but for those (nested git repositories).
 
 Record lines (store.py keeps them):
 
@@ -21,6 +22,7 @@ Record lines (store.py keeps them):
      "ws":"/abs/ws","path":"/abs/ws/a.py","before":{"kind":"file","sha":"…","mode":420,
      "size":12},"after":{…}}
     {"type":"uncheckpointed","turn":2,"call":"call_2","tool":"exec","reason":"…"}
+    {"type":"uncheckpointed",…,"reason":"a nested git repository","paths":["vendor"]}
     {"type":"lineage","parent":"cli:…","forked_at":3}        (first line of a branch)
 """
 
@@ -148,6 +150,7 @@ class Uncheckpointed:
     call: str
     tool: str
     reason: str
+    paths: tuple[str, ...] = ()  # only these were not checkpointed (relative to the workspace)
 
 
 def read_state(
@@ -233,9 +236,14 @@ def parse_records(
                 changes.append(change)
         elif kind == "uncheckpointed":
             try:
+                paths = obj.get("paths")
                 skipped.append(
                     Uncheckpointed(
-                        int(obj["turn"]), str(obj["call"]), str(obj["tool"]), str(obj["reason"])
+                        int(obj["turn"]),
+                        str(obj["call"]),
+                        str(obj["tool"]),
+                        str(obj["reason"]),
+                        tuple(str(p) for p in paths) if isinstance(paths, list) else (),
                     )
                 )
             except (KeyError, TypeError, ValueError):

@@ -112,6 +112,11 @@ def rewind(
             kept=(f" except {but} (changed by the user since)" if kept else "")
             + (f"; {failed} could not be restored" if failed else ""),
         )
+        if plan.uncheckpointed:
+            # The model must not think those are back either.
+            lost = sorted({p for u in plan.uncheckpointed for p in u.paths})
+            where = f" in {', '.join(lost)}" if lost else ""
+            note += f" What commands changed{where} was not checkpointed and was not undone."
         session.append({"role": "system", "content": note})
     result.notes.append(note)
     return result

@@ -11,10 +11,16 @@ workspace as its work tree:
 - the workspace's `.gitignore` files and the user's `core.excludesFile` are honoured;
 - snapshots are incremental: `git add -A` compares stat data with the shadow index, so an
   unchanged tree costs a walk, then `git write-tree` names it;
-- one snapshot at a time per workspace (an flock), across picobot processes.
+- files over `checkpoints.maxFileBytes` are left out before `git add` hashes them (the new
+  and stat-dirty paths `git ls-files -o -m` lists are `lstat`ed; big ones are excluded by
+  pathspec), and nested git repositories (gitlinks: git keeps none of their files) are
+  fingerprinted by a stat walk (left_out.py), so their changes are reported, not lost;
+- one snapshot at a time per workspace (an flock), across picobot processes; a snapshot is
+  bounded by a time budget (the exec timeout), past which it is not checkpointed.
 
-`ShadowGit.snapshot()` returns a tree id, or raises `NotCheckpointed` (git missing, the
-workspace over `checkpoints.maxFiles`, git failing): the caller marks the call "not
+`ShadowGit.snapshot(max_file_bytes, budget)` returns a `Snapshot` (tree id, big files,
+nested repositories), or raises `NotCheckpointed` (git missing, the workspace over
+`checkpoints.maxFiles`, git failing or over its budget): the caller marks the call "not
 checkpointed". `changes(a, b)` lists what differs between two trees; `blobs(ids)` reads
 their contents in one `git cat-file --batch`.
 """
@@ -27,10 +33,12 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from picobot_tui.core.checkpoints.left_out import BigFile, big_files, fingerprint, is_repository
 from picobot_tui.core.private_files import ensure_private_dir, open_private
 
 GIT_TIMEOUT = 120.0
@@ -49,6 +57,9 @@ _CONFIG = (
 )
 _ATTRIBUTES = b"* -text -eol -filter -ident -working-tree-encoding\n"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_BY_NAME = 500
+"""Up to this many new or changed paths, `git add` is given their names (a pathspec each
+is matched against every index entry: many are slower than one walk)."""
 
 
 class NotCheckpointed(Exception):
@@ -67,6 +78,16 @@ class TreeChange:
     new_id: str
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """The workspace at one moment: the shadow tree, the files left out of it for their size
+    (by relative path) and the nested repositories' fingerprints (None: too many files)."""
+
+    tree: str
+    big: dict[str, BigFile] = field(default_factory=dict)
+    nested: dict[str, str | None] = field(default_factory=dict)
+
+
 def workspace_id(workspace: Path) -> str:
     return hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:16]
 
@@ -82,6 +103,7 @@ class ShadowGit:
         self.max_files = max_files
         self._git = git_exe()
         self._ready = False
+        self._last: tuple[tuple[int, int, int], str] | None = None  # (index stat, its tree)
 
     # ------------------------------------------------------------ running git
 
@@ -98,8 +120,19 @@ class ShadowGit:
         )
         return env
 
-    def _run(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+    def _run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        ok: tuple[int, ...] = (0,),
+        deadline: float | None = None,
+    ) -> bytes:
         assert self._git is not None
+        timeout = GIT_TIMEOUT
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+            if timeout <= 0:
+                raise NotCheckpointed("the snapshot took longer than the exec timeout")
         argv = [self._git]
         for item in _CONFIG:
             argv += ["-c", item]
@@ -111,10 +144,14 @@ class ShadowGit:
                 input=input,
                 stdin=None if input is not None else subprocess.DEVNULL,
                 capture_output=True,
-                timeout=GIT_TIMEOUT,
+                timeout=timeout,
                 check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as e:
+        except subprocess.TimeoutExpired:
+            # git was killed holding the shadow index's lock; the flock says it is ours.
+            (self.dir / "index.lock").unlink(missing_ok=True)
+            raise NotCheckpointed(f"git {args[0]} took over {timeout:.0f} s") from None
+        except OSError as e:
             raise NotCheckpointed(f"git {args[0]} failed: {e}") from None
         if done.returncode not in ok:
             err = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -156,24 +193,92 @@ class ShadowGit:
 
     # ------------------------------------------------------------ snapshots
 
-    def snapshot(self) -> str:
-        """Record the workspace as it is now; returns the tree id. Blocking."""
+    def snapshot(self, max_file_bytes: int, budget: float = GIT_TIMEOUT) -> Snapshot:
+        """Record the workspace as it is now, within `budget` seconds. Blocking."""
         self._init()
+        deadline = time.monotonic() + budget
         with self._locked():
             index = self.dir / "index"
-            if not index.exists():
-                # The first snapshot: count what git would take before hashing it all.
-                out = self._run("ls-files", "-z", "--others", "--exclude-standard")
-                n = out.count(b"\0")
-                if n > self.max_files:
-                    raise self._too_many(n)
-            # An unreadable file is left out (exit 1), not the whole snapshot.
-            self._run("add", "-A", "--ignore-errors", "--", ".", ok=(0, 1))
+            first = not index.exists()
+            # One walk says what `git add -A` would hash (new files, "?"; tracked ones whose
+            # stat data changed, "C") and which entries are nested repositories (gitlinks).
+            out = self._run(
+                "ls-files",
+                "-z",
+                "-t",
+                "--stage",
+                "--others",
+                "--modified",
+                "--exclude-standard",
+                deadline=deadline,
+            )
+            new, changed, links = _listing(out)
+            if first and len(new) > self.max_files:
+                raise self._too_many(len(new))
+            big = big_files(self.workspace, [*new, *changed], max_file_bytes)
+            todo = [p for p in [*new, *changed] if p not in big]
+            if todo:
+                self._add(todo, big, deadline)
             n = _index_entries(index)
             if n > self.max_files:
                 index.unlink(missing_ok=True)
                 raise self._too_many(n)
-            return self._run("write-tree").decode().strip()
+            tree = self._tree(index, deadline)
+        # Nested repositories now: gitlinks still there, and new ones (shown as "dir/").
+        nested = {p.rstrip("/") for p in [*links, *(p for p in new if p.endswith("/"))]}
+        prints = {
+            rel: fingerprint(self.workspace / rel, self.max_files)
+            for rel in sorted(nested)
+            if is_repository(self.workspace / rel)
+        }
+        return Snapshot(tree, big, prints)
+
+    def _tree(self, index: Path, deadline: float) -> str:
+        """`git write-tree`, skipped when the index is the one it last named (nothing to
+        add: the usual snapshot before an exec)."""
+        try:
+            st = os.stat(index)
+            stamp: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if stamp is not None and self._last is not None and self._last[0] == stamp:
+            return self._last[1]
+        tree = self._run("write-tree", deadline=deadline).decode().strip()
+        self._last = (stamp, tree) if stamp is not None else None
+        return tree
+
+    def _add(self, todo: list[str], big: dict[str, BigFile], deadline: float) -> None:
+        """`git add -A` of the paths `todo` (a few: by name, so git looks at nothing else;
+        many: the whole tree), never those in `big`."""
+        if len(todo) <= _BY_NAME:
+            specs = [":(literal,top)" + p for p in todo]
+        else:
+            specs = [".", *(":(exclude,literal,top)" + p for p in sorted(big))]
+        # An unreadable file is left out (exit 1), not the whole snapshot.
+        self._run(
+            "add",
+            "-A",
+            "--ignore-errors",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            input=b"\0".join(os.fsencode(p) for p in specs),
+            ok=(0, 1),
+            deadline=deadline,
+        )
+
+    def entries(self, tree: str, paths: list[str]) -> dict[str, tuple[int, str]]:
+        """(mode, blob id) of those of `paths` that tree `tree` holds."""
+        if not paths or not tree or tree == _EMPTY_TREE:
+            return {}
+        out = self._run("--literal-pathspecs", "ls-tree", "-z", "--full-tree", tree, "--", *paths)
+        found = {}
+        for entry in out.split(b"\0"):
+            if b"\t" not in entry:
+                continue
+            meta, path = entry.split(b"\t", 1)
+            mode, _kind, blob = meta.decode().split(" ")
+            found[os.fsdecode(path)] = (int(mode, 8), blob)
+        return found
 
     def _too_many(self, n: int) -> NotCheckpointed:
         return NotCheckpointed(
@@ -225,6 +330,32 @@ class ShadowGit:
             found[header[0]] = out[pos : pos + size]
             pos += size + 1
         return found
+
+
+def _listing(out: bytes) -> tuple[list[str], list[str], list[str]]:
+    """(new paths, changed paths, gitlinks) from `git ls-files -z -t -s -o -m`: "? path",
+    "H mode id stage\tpath" for every entry, "C …" again for a changed one. Found with
+    `bytes.find`: the "H" lines of a big index are most of the output and none is read."""
+    data = b"\0" + out
+    return (
+        _tagged(data, b"\0? ", False),
+        _tagged(data, b"\0C ", True),
+        _tagged(data, b"\0H 160000 ", True),
+    )
+
+
+def _tagged(data: bytes, tag: bytes, staged: bool) -> list[str]:
+    found = []
+    pos = data.find(tag)
+    while pos >= 0:
+        end = data.find(b"\0", pos + 1)
+        entry = data[pos + len(tag) : end if end >= 0 else len(data)]
+        if staged:
+            entry = entry.split(b"\t", 1)[1] if b"\t" in entry else b""
+        if entry:
+            found.append(os.fsdecode(entry))
+        pos = data.find(tag, end) if end >= 0 else -1
+    return found
 
 
 def _index_entries(index: Path) -> int:

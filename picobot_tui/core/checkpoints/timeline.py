@@ -4,6 +4,7 @@
 records of the turns it took from its parent (`rewind.branch_session` copies them), so it
 can rewind into them after the parent is deleted; its `lineage` record names the parent
 and `forked_at`. `Timeline.since(turn)`, `.in_turn(turn)` select changes by turn.
+`skipped_line(u, what)` is how every front end says a call was not checkpointed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from picobot_tui.core.checkpoints.records import Change, Uncheckpointed, parse_records
 from picobot_tui.core.checkpoints.store import CheckpointStore
+from picobot_tui.core.visible import label
 
 
 @dataclass
@@ -40,3 +42,13 @@ def load_timeline(store: CheckpointStore, key: str) -> Timeline:
     if lineage is not None:
         timeline.parent, timeline.forked_at = lineage
     return timeline
+
+
+def skipped_line(skipped: Uncheckpointed, what: str) -> str:
+    """ "turn 2: exec (call_2) was not checkpointed (why): `what`", naming the paths when
+    only those were not (nested repositories)."""
+    head = f"turn {skipped.turn}: {skipped.tool} ({label(skipped.call, exact=True)})"
+    if skipped.paths:
+        names = ", ".join(label(p, exact=True) for p in skipped.paths)
+        return f"{head} changed {names}, not checkpointed ({skipped.reason}): {what}"
+    return f"{head} was not checkpointed ({skipped.reason}): {what}"
