@@ -33,7 +33,7 @@ def _run(home: Path, server: OpenAITestServer, command: str) -> tuple[str, str]:
 
 def _shadow_objects(home: Path) -> tuple[list[int], int]:
     """(the size of every object in the shadow repository, bytes its objects folder holds)."""
-    [shadow] = (home / "data" / "checkpoints" / "git").iterdir()
+    [shadow] = [p for p in (home / "data" / "checkpoints" / "git").iterdir() if p.is_dir()]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_DIR"] = str(shadow)
     out = subprocess.run(

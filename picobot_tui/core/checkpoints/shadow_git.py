@@ -250,10 +250,19 @@ class ShadowGit:
     def _add(self, todo: list[str], big: dict[str, BigFile], deadline: float) -> None:
         """`git add -A` of the paths `todo` (a few: by name, so git looks at nothing else;
         many: the whole tree), never those in `big`."""
+        whole = [".", *(":(exclude,literal,top)" + p for p in sorted(big))]
         if len(todo) <= _BY_NAME:
-            specs = [":(literal,top)" + p for p in todo]
-        else:
-            specs = [".", *(":(exclude,literal,top)" + p for p in sorted(big))]
+            try:
+                self._add_specs([":(literal,top)" + p for p in todo], deadline)
+                return
+            except NotCheckpointed:
+                # A tracked path now below a link (`rm -rf a; ln -s … a`): git refuses it by
+                # name ("beyond a symbolic link"), so the whole tree is added instead.
+                if time.monotonic() >= deadline:
+                    raise
+        self._add_specs(whole, deadline)
+
+    def _add_specs(self, specs: list[str], deadline: float) -> None:
         # An unreadable file is left out (exit 1), not the whole snapshot.
         self._run(
             "add",
