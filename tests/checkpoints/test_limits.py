@@ -37,6 +37,31 @@ def test_too_many_files_is_not_checkpointed_and_said_once(tmp_path):
     assert len(plan_restore(agent.store, timeline, 1).uncheckpointed) == 2
 
 
+def test_a_workspace_that_grows_past_max_files_stops_being_checkpointed(tmp_path):
+    # Under the cap at first; an exec that adds files takes the shadow index past it (the
+    # count after `git add`, which a split index does not keep in its header).
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(6):
+        (ws / f"f{i}").write_text("x")
+    settings = CoreSettings()
+    settings.checkpoints.max_files = 10
+    agent = Agent(ws, settings)
+    agent.call(1, "exec", command="echo a > f1")
+    assert agent.notes == [] and len(agent.timeline().changes) == 1
+    agent.call(1, "exec", command="for i in 1 2 3 4 5 6; do echo n > new$i; done")
+    assert len(agent.notes) == 1 and "holds 12 files" in agent.notes[0]
+    # The exec that shrinks it starts over the cap (not checkpointed); the next one is.
+    agent.call(1, "exec", command="rm new1 new2 new3 new4 new5")
+    agent.call(1, "exec", command="echo c > f2")
+    timeline = agent.timeline()
+    assert [u.call for u in timeline.uncheckpointed] == ["call_2", "call_3"]
+    assert [(c.call, c.path.name) for c in timeline.changes] == [
+        ("call_1", "f1"),
+        ("call_4", "f2"),
+    ]
+
+
 def test_a_file_over_max_file_bytes_is_not_undoable_and_the_preview_says_so(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
