@@ -17,6 +17,8 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -121,6 +123,26 @@ def test_the_projects_toolchain_still_runs_in_the_sandbox(place) -> None:
     pb = demo_home(place / "pb")
     out = run_exec(pb, "python -c 'import bashlex, pytest; print(\"toolchain ok\")'")
     assert "toolchain ok" in out, out
+
+
+@needs_bwrap
+def test_a_virtualenv_under_tmp_still_runs_in_the_sandbox(place, tmp_path) -> None:
+    """A virtualenv made in /tmp, run by its path (PATH holds its `bin`, no $VIRTUAL_ENV): the
+    fresh /tmp hid its packages (`ModuleNotFoundError`, seen in a CI run from /tmp)."""
+    venv = Path(tempfile.mkdtemp(prefix="picobot-venv-", dir="/tmp"))
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+        )
+        [site] = venv.glob("lib/python*/site-packages")
+        (site / "picobot_probe_mod.py").write_text("WHERE = 'the venv in /tmp'\n")
+        pb = demo_home(place / "pb")
+        path = f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
+        command = "python -c 'import picobot_probe_mod as m; print(m.WHERE)'"
+        out = run_exec(pb, command, PATH=path, VIRTUAL_ENV="")
+        assert "the venv in /tmp" in out, out
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
 
 
 def test_unsandboxed_control_reads_the_same_files(place) -> None:

@@ -139,12 +139,15 @@ _TOOL_ROOTS = (".pyenv", ".rustup", ".nvm", ".volta", ".asdf", ".sdkman", ".deno
 
 
 def toolchain_dirs(hidden: Iterable[Path], environ: Mapping[str, str] | None = None) -> list[Path]:
-    """Directories on PATH (and $VIRTUAL_ENV) that a hidden directory covers: shown again
-    read-only so `python`, `cargo`, `node` from pyenv, rustup or nvm still run. A PATH entry is
-    shown alone (`~/.local/bin`, `~/.cargo/bin`), unless it lies in a toolchain root (above),
-    which is shown whole; `~/.cargo/bin` brings `~/.rustup`, its toolchains, with it."""
+    """Directories on PATH (and $VIRTUAL_ENV) that a hidden directory or the fresh /tmp
+    covers: shown again read-only so `python`, `cargo`, `node` from pyenv, rustup, nvm or a
+    virtualenv still run. A PATH entry is shown alone (`~/.local/bin`, `~/.cargo/bin`), unless
+    it lies in a toolchain root (above), which is shown whole, or is a virtualenv's `bin` (the
+    virtualenv is shown); `~/.cargo/bin` brings `~/.rustup`, its toolchains, with it."""
     env = dict(os.environ if environ is None else environ)
-    hide = list(hidden)
+    # The fresh /tmp hides a virtualenv made there (`python -m venv /tmp/x`, tox, CI) too.
+    tmp = _real("/tmp")
+    hide = [*hidden, *([tmp] if tmp is not None else [])]
     entries = [e for e in env.get("PATH", "").split(os.pathsep) if e]
     if env.get("VIRTUAL_ENV"):
         entries.append(env["VIRTUAL_ENV"])
@@ -155,12 +158,20 @@ def toolchain_dirs(hidden: Iterable[Path], environ: Mapping[str, str] | None = N
         if real is None or base is None or real == base:
             continue
         first = real.relative_to(base).parts[0]
-        show = base / first if first in _TOOL_ROOTS else real
+        show = base / first if first in _TOOL_ROOTS else _venv_root(real) or real
         if real.relative_to(base).parts[:2] == (".cargo", "bin") and (base / ".rustup").is_dir():
             out.append(base / ".rustup")
         out.append(show)
     unique = sorted(set(out), key=lambda p: len(p.parts))
     return [p for i, p in enumerate(unique) if not any(p.is_relative_to(q) for q in unique[:i])]
+
+
+def _venv_root(bin_dir: Path) -> Path | None:
+    """The virtualenv whose `bin` this is: its packages are under it, not in `bin`, and the
+    venv's python is on PATH without $VIRTUAL_ENV when a console script is run by path."""
+    if bin_dir.name == "bin" and (bin_dir.parent / "pyvenv.cfg").is_file():
+        return bin_dir.parent
+    return None
 
 
 _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock")
