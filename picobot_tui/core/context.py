@@ -7,6 +7,10 @@ read_file cannot reach outside the workspace) and the project's, which replace a
 of the same name. The project's own word comes after the user's defaults. An untrusted
 workspace (`workspace_files = False`) gives only the user's files.
 
+A template's HTML comments (`<!-- … -->`: placeholders, notes to the user) are not sent, nor
+is text an older onboard wrote that is no longer true (`RETIRED_TEMPLATE_TEXT`); a template
+with nothing but headings left is left out.
+
 Every file is read through `ConfinedReader` (context_files.py): confined to its folder (the
 workspace, or `~/.picobot` without picobot's config, sessions and logs), never blocking,
 scrubbed, capped. A file left out is logged once and reported once per session as a
@@ -16,6 +20,7 @@ scrubbed, capped. A file left out is logged once and reported once per session a
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +43,27 @@ UNTRUSTED = (
     "This workspace is not trusted: its own files (AGENTS.md, kb/, skills, TODO.md) are not "
     "in this prompt, and your tools may read but not change anything or run commands."
 )
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+RETIRED_TEMPLATE_TEXT = (
+    "(Write here what picobot should know about you: your role, languages, preferences.)",
+    " It is not a sandbox.",
+)
+"""Text that templates onboard wrote once and that is not true or not meant for the model (a
+placeholder; "exec is not a sandbox", which exec's own description now says truly): left out
+of the prompt even from a user's copy made before the change."""
+
+
+def template_text(text: str) -> str | None:
+    """What of a template goes into the prompt: without HTML comments (placeholders and notes
+    to the user) and retired text; None when nothing but headings is left."""
+    text = _COMMENT.sub("", text)
+    for retired in RETIRED_TEMPLATE_TEXT:
+        text = text.replace(retired, "")
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+        return None
+    return text.strip()
+
 
 IDENTITY = (
     "You are picobot, a capable assistant working in the user's terminal. You can read and "
@@ -178,15 +204,17 @@ class ContextBuilder:
         if user is not None:
             for name in TEMPLATE_FILES:
                 read = user.read(user.workspace / name, TEMPLATE_MAX_CHARS)
-                if read is not None:
-                    parts.append(f"# {name} (yours, from {user.workspace})\n{read[0].strip()}")
+                text = template_text(read[0]) if read is not None else None
+                if text is not None:
+                    parts.append(f"# {name} (yours, from {user.workspace})\n{text}")
         if reader is None:
             skills = self._skills(user, None)
             return "\n\n".join([*parts, skills] if skills else parts)
         for name in TEMPLATE_FILES:
             read = reader.read(ws / name, TEMPLATE_MAX_CHARS)
-            if read is not None:
-                parts.append(f"# {name}\n{read[0].strip()}")
+            text = template_text(read[0]) if read is not None else None
+            if text is not None:
+                parts.append(f"# {name}\n{text}")
         kb = self._kb(reader)
         if kb:
             parts.append(kb)

@@ -95,12 +95,17 @@ class Tool(ABC):
         against `parameters` by the registry before this is called.
         """
 
-    def schema(self) -> dict[str, Any]:
+    def describe(self, ctx: ToolContext) -> str:
+        """The description the model sees; a tool whose truth depends on this machine or
+        this config (exec: sandboxed or not) says it here."""
+        return self.description
+
+    def schema(self, ctx: ToolContext | None = None) -> dict[str, Any]:
         return {
             "type": "function",
             "function": {
                 "name": self.name,
-                "description": self.description,
+                "description": self.description if ctx is None else self.describe(ctx),
                 "parameters": self.parameters,
             },
         }

@@ -115,7 +115,7 @@ class ToolRegistry:
     # -- what the model sees -----------------------------------------------------------
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI function-tool definitions, in registration order."""
-        return [t.schema() for t in self._tools.values()]
+        return [t.schema(self.ctx) for t in self._tools.values()]
 
     def names(self) -> list[str]:
         return list(self._tools)

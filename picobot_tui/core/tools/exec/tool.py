@@ -74,6 +74,23 @@ class ExecTool(Tool):
     }
     mutating = True
 
+    def describe(self, ctx: ToolContext) -> str:
+        # What is true on this machine, so the model neither trusts a sandbox that is not
+        # there nor works around one that is (the TOOLS.md template once said "not a
+        # sandbox" everywhere). sandbox_status is probed once per process.
+        status = sandbox_status(ctx.config.exec)
+        if status.active:
+            net = "with network" if ctx.config.exec.network else "without network"
+            box = (
+                f"It runs in a bubblewrap sandbox, {net}: only the workspace (and a private "
+                "/tmp) is writable, and the user's home and picobot's files are hidden."
+            )
+        elif status.mode == "bwrap":
+            box = "It is refused here: the bubblewrap sandbox it requires is not available."
+        else:
+            box = "It runs unsandboxed here (no bubblewrap): it can reach all the user's files."
+        return f"{self.description} {box}"
+
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         timeout = _timeout(args, ctx)
         status = sandbox_status(ctx.config.exec)
