@@ -93,4 +93,6 @@ def picobot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
         if key.startswith("PICOBOT_") and key != "PICOBOT_HOME":
             monkeypatch.delenv(key)
     monkeypatch.setenv(*INSTANT_DEMO)
+    # /copy inside tmux also loads tmux's buffer: never the one of a developer's own tmux.
+    monkeypatch.delenv("TMUX", raising=False)
     yield home

@@ -478,8 +478,9 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         if not text:
             self.notify(f"Nothing to copy ({what})", severity="warning")
             return
-        self.copy_to_clipboard(text)
-        self.notify(f"Copied {what} ({len(text)} chars)")
+        from picobot_tui.tui.clipboard import copy_text
+
+        self.notify(f"Copied {what} ({len(text)} chars){copy_text(self, text)}")
 
     # -- actions (keys, slash commands, palette) ---------------------------------------
     MAIN_SCREEN_ACTIONS: ClassVar = {

@@ -236,6 +236,15 @@ def test_the_first_run_out_of_the_box(tmux, picobot_home, tmp_path):
         ),
         "the listing and the demo's answer",
     )
+    # /copy in tmux: its default set-clipboard drops OSC 52, so the answer goes to tmux's
+    # own buffer too, and the toast says so (issue 25, point 8).
+    tmux.keys("-l", "/copy")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "tmux's buffer" in s, "the copy toast")
+    copied = tmux.run("show-buffer")
+    assert "pyproject.toml" in copied and (
+        "That is the whole demo" in copied or "entries" in copied
+    )
     tmux.keys("-l", "/co")
     tmux.keys("Tab")
     tmux.wait_for(lambda s: _prompt_line(s).startswith("/compact"), "the first completion")
