@@ -197,12 +197,18 @@ _FILE_DATA: dict[str, dict[str, Any]] = {}
 
 
 def _unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[str]:
+    """`key` or `key`; did you mean `close`? for each key of `data` no field of `model` has."""
     out: list[str] = []
     for key, value in data.items():
         field = model.model_fields.get(key)
         path = f"{prefix}{to_camel(key)}"
         if field is None:
-            out.append(path)
+            import difflib  # only when a key is unknown
+
+            names = [to_camel(f) for f in model.model_fields]
+            close = difflib.get_close_matches(to_camel(key), names, 1, cutoff=0.7)
+            guess = f"; did you mean `{prefix}{close[0]}`?" if close else ""
+            out.append(f"`{path}` (ignored){guess}")
             continue
         ann = field.annotation
         if isinstance(value, dict) and isinstance(ann, type) and issubclass(ann, BaseModel):
@@ -217,9 +223,7 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
     """
     path = path or config_path()
     data, text = _read_config_file(path)
-    warnings = [
-        f"{path}: unknown config key `{k}` (ignored)" for k in _unknown_keys(data, Settings)
-    ]
+    warnings = [f"{path}: unknown config key {k}" for k in _unknown_keys(data, Settings)]
     warnings += unknown_variables(Settings)
     _FILE_DATA["data"] = data
     try:

@@ -159,7 +159,8 @@ def open_run(
         or credentials_problem(settings, model)
     )
     if problem:
-        raise RunError(problem, EXIT_USAGE)
+        # The warnings go with it: a mistyped key (`modle`) is often why there is a problem.
+        raise RunError("\n".join([problem, *(f"warning: {w}" for w in warnings)]), EXIT_USAGE)
     session = open_session(runtime, opts.session, model, lazy=lazy, source=source)
     try:
         yield Run(settings, runtime, session, warnings)

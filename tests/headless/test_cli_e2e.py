@@ -367,6 +367,19 @@ def test_unknown_config_key_warns_but_runs(picobot_home: Path) -> None:
     res = run_cli(picobot_home, "agent", "-m", "hi", "--model", "demo")
     assert res.returncode == 0
     assert "unknown config key `tools.restrictToWorkspac`" in res.stderr
+    assert "did you mean `tools.restrictToWorkspace`?" in res.stderr
+
+
+def test_a_mistyped_key_is_named_beside_the_error_it_causes(picobot_home: Path) -> None:
+    # `modle` leaves the default model, which has no key here: the error alone would not
+    # say why (issue 25, point 9: a typo'd config key got no "did you mean").
+    (picobot_home / "config.json").write_text('{"agents": {"defaults": {"modle": "demo"}}}')
+    res = run_cli(picobot_home, "agent", "-m", "hi")
+    assert res.returncode == 2
+    assert "No API key" in res.stderr
+    assert "unknown config key `agents.defaults.modle` (ignored)" in res.stderr
+    assert "did you mean `agents.defaults.model`?" in res.stderr
+    assert "Traceback" not in res.stderr
 
 
 def test_logs_flag_shows_runtime_logs(picobot_home: Path) -> None:
