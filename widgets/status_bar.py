@@ -1,6 +1,6 @@
 """The header line: model, session id, agent state (and a budget summary when narrow), the
-MCP servers' cell (`mcp 2/3`, when any is configured), and a warning when exec runs without
-its sandbox."""
+MCP servers' cell (`mcp 2/3`, when any is configured), "read-only" in an untrusted workspace,
+and a warning when exec runs without its sandbox."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ MCP_STYLES = {
 
 class StatusBar(Widget):
     """Set `model`, `session`, `state`, `budget_summary`, `mcp` (with `mcp_state`), `cache`
-    (with `cache_state`) and `exec_note`; it redraws."""
+    (with `cache_state`), `read_only` and `exec_note`; it redraws."""
 
     model: reactive[str] = reactive("")
     session: reactive[str] = reactive("")
@@ -36,6 +36,9 @@ class StatusBar(Widget):
     budget_summary: reactive[str] = reactive("")
     show_budget: reactive[bool] = reactive(False)
     """Shown when the side panes are collapsed (narrow terminals)."""
+    read_only: reactive[bool] = reactive(False)
+    """The workspace is not trusted: tools are read-only for the whole run (the notice that
+    says so scrolls away; this stays)."""
     exec_note: reactive[str] = reactive("")
     """A warning about exec's sandbox ("exec unsandboxed"); empty when it is sandboxed."""
     mcp: reactive[str] = reactive("")
@@ -74,6 +77,8 @@ class StatusBar(Widget):
         if self.cache:
             style = "bold $text-warning" if self.cache_state == "cold" else "$text-muted"
             parts += ["  ", (self.cache, style)]
+        if self.read_only:
+            parts += ["  ", ("read-only", "bold reverse $warning")]
         if self.exec_note:
             parts += ["  ", (f"⚠ {self.exec_note}", "bold $text-warning")]
         return Content.assemble(*parts)

@@ -271,6 +271,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
             AppStarted(self.runtime.loop.model_name, settings.agents.defaults.token_budget)
         )
         if not trusted:
+            self.status.read_only = True
             await self.router.apply(trust.untrusted_notice(self.runtime))
         await self.sessions.start(self.options.session)
         return True

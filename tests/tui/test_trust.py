@@ -91,6 +91,7 @@ async def test_no_trust_leaves_the_context_out_and_the_tools_read_only(project, 
         assert MARK not in prompts[0] and "not trusted" in prompts[0]
         assert not (project / "made.txt").exists()
         assert app.conversation.tool_block("w1").status == "denied"
+        assert app.status.read_only and "read-only" in str(app.status.render())
     result = next(m for m in session_lines(app) if m["role"] == "tool")
     assert result["status"] == "denied" and "not trusted" in result["content"]
     assert stored(picobot_home) == {str(project.resolve()): False}

@@ -49,5 +49,8 @@ def test_the_trust_prompt_in_a_real_terminal(tmux: Tmux, picobot_home, tmp_path)
     tmux.start_agent(picobot_home, [], then=f"echo $? > {shlex.quote(str(again))}", cwd=project)
     screen = tmux.wait_for(lambda s: "is not trusted" in s, "the stored answer applied")
     assert "Trust this folder?" not in screen
+    # A lasting mark in the status bar, not only the notice that scrolls away (issue 25,
+    # point 9).
+    tmux.wait_for(lambda s: "read-only" in s.split("\n", 1)[0], "read-only in the status bar")
     tmux.keys("C-q")
     _wait_file(again)
