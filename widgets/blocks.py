@@ -34,6 +34,7 @@ from .block_text import (
     one_line_args,
     status_style,
 )
+from .markdown_close import close_open_markup
 from .streaming import FREEZE_AT, append_delay, settled_prefix
 from .textual_compat import drop_cached_placements
 from .typing_monitor import TypingMonitor
@@ -143,7 +144,8 @@ class AssistantMessage(Block):
             return ""
         parts: list[RenderableType] = []
         if self.source.strip():
-            parts.append(self._markdown(self.source))
+            shown = close_open_markup(self.source) if self.interrupted else self.source
+            parts.append(self._markdown(shown))
         if self.interrupted:
             warning = self.app.get_css_variables().get("text-warning", "yellow")
             parts.append(Text("⏹ interrupted", style=f"italic {warning}"))
@@ -229,7 +231,7 @@ class AssistantMessage(Block):
                 self._kept_parts = True
                 live = self.query_one(".live", Static)
                 if tail.strip():
-                    live.update(self._markdown(tail))
+                    live.update(self._markdown(close_open_markup(tail) if interrupted else tail))
                 else:
                     await live.remove()
             else:

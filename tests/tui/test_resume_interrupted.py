@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from picobot_tui.widgets.blocks import AssistantMessage, Notice
 from rich.console import Group
 
@@ -127,3 +129,36 @@ async def test_a_turn_interrupted_before_any_text_keeps_its_mark(settings: Setti
         await type_and_send(pilot, "once more")  # resumed: repair drops the marker
         await wait_idle(pilot)
         assert _assistant_texts(model.after) == ["next answer"]
+
+
+def _plain(message: AssistantMessage) -> str:
+    from rich.console import Console
+
+    with open(os.devnull, "w") as sink:
+        console = Console(width=80, record=True, file=sink)
+        console.print(message.render())
+    return console.export_text()
+
+
+async def test_an_answer_cut_inside_an_emphasis_shows_as_markdown(settings: Settings) -> None:
+    """Issue 25, point 9: Esc inside `_tell me_` showed "You said: _tell" with the raw mark,
+    live and after a resume; the session keeps the text as received."""
+    model = GatedModel(["You said: _tell "], then=[text("next")])
+    app = make_app(settings, model)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, "tell me")
+        await wait_for(pilot, lambda: model.streamed.is_set())
+        await pilot.press("escape")
+        await wait_idle(pilot)
+        live = app.conversation.transcript.query_one(AssistantMessage)
+        assert live.interrupted and "You said: tell" in _plain(live)
+        assert "_" not in _plain(live)
+        assert session_lines(app)[-1]["content"] == "You said: _tell "
+        key = app.sessions.key
+        await app.sessions.new()
+        await wait_for(pilot, lambda: not app.conversation.blocks(), "an empty transcript")
+        assert await app.sessions.resume(key)
+        await wait_for(pilot, lambda: app.conversation.transcript.query(AssistantMessage))
+        await pilot.pause()
+        resumed = app.conversation.transcript.query_one(AssistantMessage)
+        assert "You said: tell" in _plain(resumed) and "_" not in _plain(resumed)
