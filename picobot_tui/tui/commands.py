@@ -14,23 +14,32 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("model", "NAME", "switch the model for the next turns"),
     SlashCommand("compact", "", "compress the history now"),
     SlashCommand("export", "", "export this session to Markdown"),
-    SlashCommand("copy", "", "copy the last response (`/copy code`: its last code block)"),
+    SlashCommand("copy", "", "copy the last answer (`/copy code`: its code)"),
     SlashCommand("clear", "", "clear the screen (the session is kept)"),
     SlashCommand("permissions", "", "list and remove the saved always-allow rules"),
     SlashCommand("mcp", "", "MCP servers: state, tools, errors, connect time"),
-    SlashCommand("rewind", "", "undo to before a message: code, conversation or both (Esc Esc)"),
-    SlashCommand("diff", "[session]", "what this turn (or the session) changed, file by file"),
+    SlashCommand("rewind", "", "undo to before a message (or Esc Esc)"),
+    SlashCommand("diff", "[session]", "what this turn (or session) changed, per file"),
     SlashCommand("help", "", "show commands and keys"),
     SlashCommand("quit", "", "quit picobot"),
 ]
 
-KEYS_HELP = (
-    "Enter send · Shift+Enter/Ctrl+J newline · ↑/↓ history · Tab complete (again: next) · "
-    "PgUp/PgDn scroll · Esc or Ctrl+C interrupt · Esc Esc (idle, empty prompt) rewind · "
-    "Ctrl+C twice quit · Ctrl+S sessions · "
-    "Ctrl+N new · Ctrl+T timeline · Ctrl+G gauge · Ctrl+P palette · Ctrl+Q quit · "
-    "on a message: y copy, c copy code"
-)
+KEYS: list[tuple[str, str]] = [
+    ("Enter", "send"),
+    ("Shift+Enter, Ctrl+J", "new line"),
+    ("↑ / ↓", "prompt history"),
+    ("Tab", "complete (again: the next one)"),
+    ("PgUp / PgDn", "scroll"),
+    ("Esc, Ctrl+C", "interrupt the turn"),
+    ("Esc Esc", "rewind (idle, empty prompt)"),
+    ("Ctrl+C twice", "quit (idle, empty prompt)"),
+    ("Ctrl+S / Ctrl+N", "sessions / a new session"),
+    ("Ctrl+T / Ctrl+G", "timeline / gauge"),
+    ("Ctrl+P", "command palette"),
+    ("Ctrl+Q", "quit"),
+    ("y / c", "on a message: copy it / its code"),
+]
+"""One key and what it does per line: a joined line wrapped mid-phrase at 80 columns."""
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:
@@ -47,8 +56,8 @@ def help_text() -> str:
     for c in SLASH_COMMANDS:
         usage = f"/{c.name}" + (f" {c.args}" if c.args else "")
         lines.append(f"  {usage:<16} {c.help}")
-    lines.append("")
-    lines.append("Keys: " + KEYS_HELP)
+    lines += ["", "Keys:"]
+    lines += [f"  {keys:<20} {what}" for keys, what in KEYS]
     return "\n".join(lines)
 
 
