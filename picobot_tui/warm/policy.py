@@ -1,6 +1,6 @@
 """Which calls go through the server, and when a server may be started.
 
-- `PICOBOT_SERVER=0` (or false/no/off), or `server.enabled: false` in config.json: never
+- `PICOBOT_SERVER=0` (or false), or `server.enabled: false` in config.json: never
   (no connect, no start). `PICOBOT_SERVER=1`: always, CI included.
 - Unset: `agent -m` and `agent --json` attach to a running server; when there is none
   (or it is stale), the call runs cold and starts one in the background, except under
@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 IDLE_MINUTES = 15.0
 """A server with no call for this long exits (server.idleMinutes)."""
-_OFF = frozenset({"0", "false", "no", "off"})
-_ON = frozenset({"1", "true", "yes", "on"})
+_OFF = frozenset({"0", "false"})
+_ON = frozenset({"1", "true"})
+"""What settings accept: PICOBOT_SERVER names the `server` group, its value is JSON."""
+_CI_ON = frozenset({"1", "true", "yes", "on"})
 _VALUE_OPTIONS = frozenset(
     {"-s", "--session", "--model", "--workspace", "--max-tokens", "-m", "--message"}
 )
@@ -83,5 +85,5 @@ def decide(environ: Mapping[str, str]) -> Policy:
     enabled_var = environ.get("PICOBOT_SERVER__ENABLED", "").strip().lower()
     if enabled_var in _OFF or (not enabled_var and group.get("enabled") is False):
         return Policy(False, False, idle_minutes)
-    under_ci = environ.get("CI", "").strip().lower() in _ON
+    under_ci = environ.get("CI", "").strip().lower() in _CI_ON
     return Policy(True, env_switch in _ON or not under_ci, idle_minutes)
