@@ -91,11 +91,16 @@ def _streams() -> None:
         except OSError:
             tty = False
         raw: Any = io.FileIO(fd, "w" if write else "r", closefd=False)
-        buf = raw if (write and unbuffered) else (
-            io.BufferedWriter(raw) if write else io.BufferedReader(raw)
+        buf = (
+            raw
+            if (write and unbuffered)
+            else (io.BufferedWriter(raw) if write else io.BufferedReader(raw))
         )
         return io.TextIOWrapper(
-            buf, encoding=encoding, errors=err, line_buffering=write and (tty or fd == 2),
+            buf,
+            encoding=encoding,
+            errors=err,
+            line_buffering=write and (tty or fd == 2),
             write_through=write and unbuffered,
         )
 

@@ -149,7 +149,9 @@ def _stand_in(sock: socket.socket) -> int:
         return EXIT_ERROR
     finally:
         for sig in RELAYED:
-            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+            signal.signal(
+                sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler
+            )
         sock.close()
 
 

@@ -77,7 +77,5 @@ def compute() -> str:
     files: list[tuple[str, int, int]] = []
     for root in package_roots():
         _files(root, files)
-    parts = repr(
-        (picobot_tui.__version__, sys.executable, sys.version, sorted(files), _dists())
-    )
+    parts = repr((picobot_tui.__version__, sys.executable, sys.version, sorted(files), _dists()))
     return f"{picobot_tui.__version__}:{zlib.crc32(parts.encode()):08x}:{len(files)}"
