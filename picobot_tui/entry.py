@@ -33,14 +33,14 @@ def _try_warm() -> None:
 
 def _start_at_exit(idle_minutes: float) -> None:
     import atexit
+    import contextlib
 
     from picobot_tui.warm import launch, place
 
     def start() -> None:
-        try:
+        # On failure the next call runs cold too, and tries again.
+        with contextlib.suppress(OSError, place.PlaceError):
             launch.start_background(place.socket_path(), idle_minutes)
-        except (OSError, place.PlaceError):
-            pass  # the next call runs cold too, and tries again
 
     atexit.register(start)
 

@@ -5,6 +5,7 @@ fresh std streams; then it runs the cold code path and exits as the interpreter 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import os
 import random
@@ -41,10 +42,8 @@ def place_fds(received: Sequence[int], targets: Sequence[int]) -> None:
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
         if fd not in keep:
-            try:
+            with contextlib.suppress(OSError):  # listdir's own fd, closed already
                 os.close(fd)
-            except OSError:
-                pass  # listdir's own fd, closed already
     for new, target in zip(moved, targets, strict=True):
         os.dup2(new, target, inheritable=True)
         os.close(new)
@@ -67,10 +66,8 @@ def _limits(limits: dict[str, list[int]]) -> None:
             resource.setrlimit(which, (soft, hard))
         except (ValueError, OSError):
             # Above the server's hard limit (only root may raise it): keep the soft one.
-            try:
+            with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (soft, resource.getrlimit(which)[1]))
-            except (ValueError, OSError):
-                pass
 
 
 def _streams() -> None:

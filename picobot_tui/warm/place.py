@@ -8,6 +8,7 @@ would otherwise hold our socket). Stdlib `os` only: the client imports this.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -34,10 +35,8 @@ class PlaceError(Exception):
 
 
 def _own_private_dir(path: str) -> str:
-    try:
+    with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise PlaceError(f"{path} is not a directory of this user's")

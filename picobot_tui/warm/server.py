@@ -10,6 +10,7 @@ cold process), and sends the child's status when it is reaped.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import selectors
@@ -72,10 +73,8 @@ class Server:
         never finds a half-made socket, and a dead server's file is replaced."""
         tmp = f"{self.path}.{os.getpid()}.tmp"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         old = os.umask(0o177)
         try:
             sock.bind(tmp)
@@ -200,10 +199,8 @@ class Server:
             if conn.state == "request":
                 self.fork(conn, frame)
             elif conn.state == "running" and "kill" in frame:
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     signal.pidfd_send_signal(conn.pidfd, int(frame["kill"]))
-                except (OSError, ValueError):
-                    pass
 
     def lead(self, conn: Conn, data: bytes) -> None:
         if data == wire.RUN and conn.fds:
@@ -232,10 +229,8 @@ class Server:
     def client_gone(self, conn: Conn) -> None:
         """The client closed or was killed: a running child goes too."""
         if conn.state == "running" and conn.pidfd >= 0:
-            try:
+            with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(conn.pidfd, signal.SIGKILL)
-            except OSError:
-                pass
             if not conn.gone:
                 self.sel.unregister(conn.sock)
                 conn.sock.close()

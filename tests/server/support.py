@@ -123,9 +123,9 @@ class Rig:
                 cmd = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"run" in cmd and any(str(self.runtime).encode() in c for c in cmd):
-                if alive(int(entry.name)):
-                    out.append(int(entry.name))
+            mine = b"run" in cmd and any(str(self.runtime).encode() in c for c in cmd)
+            if mine and alive(int(entry.name)):
+                out.append(int(entry.name))
         return out
 
     def close(self) -> None:
