@@ -108,6 +108,11 @@ def hand_over(sock: socket.socket, argv: list[str]) -> int | Missed:
         if hello.get("stamp") != stamp.compute():
             sock.sendall(wire.STALE)  # it exits; a fresh one replaces it
             return Missed("stale server", start=True)
+        if hello.get("env") != stamp.env_digest(list(hello.get("env_names", [])), os.environ):
+            # What the imports read differs here (e.g. a LiteLLM switch): this call runs
+            # cold, and the next one gets a server imported under its environment.
+            sock.sendall(wire.STALE)
+            return Missed("the server was imported under other variables", start=True)
         fds = passed_fds()
         cwd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:

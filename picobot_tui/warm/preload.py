@@ -2,18 +2,21 @@
 
 The modules a cold `agent -m` and `agent --json` load, named as strings: the server sits
 beside the front ends and may not import them statically (import-linter's layers), and
-it needs nothing of them but their presence in sys.modules. Then LiteLLM is loaded and
-configured exactly as a cold call's first model call does (`load_litellm`, which also
-`gc.freeze()`s). Measured with LiteLLM 1.80 here: 3,194 modules, ~210 MB RSS, no thread,
+it needs nothing of them but their presence in sys.modules. LiteLLM is imported, not
+configured: each call's own `load_litellm()` does that where a cold call does. Measured with LiteLLM 1.80 here: 3,194 modules, ~210 MB RSS, no thread,
 no open fd, no event loop; LiteLLM builds two httpx clients (no connection) at import,
 which is why the proxy variables are part of the server's name (place.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
+import os
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 MODULES = (
     "picobot_tui.cli",
@@ -22,26 +25,48 @@ MODULES = (
     "picobot_tui.headless.text",
     "picobot_tui.headless.json_protocol",
     "picobot_tui.core.llm.client",
+    "litellm",
 )
+"""Imported only: LiteLLM is *configured* by each call's own `load_litellm()`, at the
+point a cold call does it (after the call set up its logging), so the order of those
+effects is the cold one."""
 
 
 class ForkUnsafe(Exception):
     """Something the preload started cannot cross a fork (a thread)."""
 
 
-def preload() -> int:
-    """Import what a call needs; the number of modules loaded. ForkUnsafe if a thread
+@contextlib.contextmanager
+def recording_env_reads() -> Iterator[set[str]]:
+    """The names of the environment variables read (os.environ[...], .get, os.getenv)
+    while the block runs: what the imports saw, so what a client's environment must
+    match (LiteLLM's constants.py alone reads ~40 at import)."""
+    names: set[str] = set()
+    original = os._Environ.__getitem__
+
+    def getitem(self: Any, key: str) -> str:
+        names.add(key)
+        return original(self, key)
+
+    os._Environ.__getitem__ = getitem  # type: ignore[method-assign]
+    try:
+        yield names
+    finally:
+        os._Environ.__getitem__ = original  # type: ignore[method-assign]
+
+
+def preload() -> set[str]:
+    """Import what a call needs; the names of the variables the imports read. ForkUnsafe if a thread
     was started (a fork copies only the calling thread: a lock another one held stays
     held forever in the child)."""
-    for name in MODULES:
-        importlib.import_module(name)
-    client = importlib.import_module("picobot_tui.core.llm.client")
-    client.load_litellm()
+    # As load_litellm() does before its import: the string "True", or a network fetch.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    with recording_env_reads() as reads:
+        for name in MODULES:
+            importlib.import_module(name)
     threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
     if threads:
         raise ForkUnsafe(f"threads running after the preload: {threads}")
     gc.collect()
     gc.freeze()  # what exists now stays out of the collector's sight: pages stay shared
-    import sys
-
-    return len(sys.modules)
+    return reads

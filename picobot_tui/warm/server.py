@@ -53,6 +53,8 @@ class Conn:
 
 class Server:
     def __init__(self, path: str, idle_minutes: float, call: Callable[[], object]) -> None:
+        self.env_names: list[str] = []
+        self.env = ""
         self.path = path
         self.idle = idle_minutes * 60
         self.call = call
@@ -155,7 +157,8 @@ class Server:
         self.last = time.monotonic()
         try:
             sock.setblocking(True)
-            wire.send(sock, {"stamp": self.stamp, "pid": os.getpid()})
+            hello = {"stamp": self.stamp, "pid": os.getpid()}
+            wire.send(sock, {**hello, "env_names": self.env_names, "env": self.env})
         except OSError:
             sock.close()
             return
@@ -327,12 +330,16 @@ def serve(path: str, idle_minutes: float, call: Callable[[], object]) -> int:
     server = Server(path, idle_minutes, call)
     t0 = time.monotonic()
     try:
-        n = preload()
+        names = preload()
     except ForkUnsafe as e:
         log(f"not serving: {e}")
         return 1
+    server.env_names = sorted(names)
+    server.env = stamp.env_digest(server.env_names, os.environ)
     server.bind()
-    log(f"ready: {n} modules in {time.monotonic() - t0:.1f} s, stamp {server.stamp}")
+    took = time.monotonic() - t0
+    log(f"ready: {len(sys.modules)} modules in {took:.1f} s, stamp {server.stamp}")
+    log(f"the imports read {len(names)} variables: {' '.join(server.env_names)}")
     try:
         return server.run()
     finally:

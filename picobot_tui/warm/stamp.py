@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import zlib
+from collections.abc import Mapping
 
 _SUBPACKAGES = ("picobot_tui.widgets", "picobot_tui.styles")
 """Mapped in from the top level by setuptools' package-dir (an editable install leaves
@@ -79,3 +80,15 @@ def compute() -> str:
         _files(root, files)
     parts = repr((picobot_tui.__version__, sys.executable, sys.version, sorted(files), _dists()))
     return f"{picobot_tui.__version__}:{zlib.crc32(parts.encode()):08x}:{len(files)}"
+
+
+IMPORT_DEFAULTS = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+"""Set by picobot before it imports LiteLLM when the caller has not (core/llm/client.py)."""
+
+
+def env_digest(names: list[str], environ: Mapping[str, str]) -> str:
+    """The values (or absence) of the variables `names` as the imports would see them
+    (picobot's own defaults applied), in one short string."""
+    env = {**IMPORT_DEFAULTS, **environ}
+    text = repr(sorted((n, env.get(n)) for n in names))
+    return f"{zlib.crc32(text.encode()):08x}"

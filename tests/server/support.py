@@ -144,12 +144,23 @@ class Rig:
 
 
 _NORMALISE = [
-    (re.compile(r"cli:[0-9a-f]{8}-\d{8}-\d{6}"), "cli:<KEY>"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?"), "<T>"),
+    (re.compile(r"cli([:_])[0-9a-f]{8}-\d{8}-\d{6}"), r"cli\1<KEY>"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}:\d{2})?"), "<T>"),
     (re.compile(r'"duration_ms": ?[\d.]+'), '"duration_ms": <MS>'),
     (re.compile(r"\b\d+(\.\d+)? ?(ms|s)\b"), "<DUR>"),
-    (re.compile(r"\b[0-9a-f]{8,}\b"), "<HEX>"),
+    (re.compile(r"(?<![0-9a-f])[0-9a-f]{8,}(?![0-9a-f])"), "<HEX>"),
 ]
+
+
+def normalise_all(value: Any, *homes: Path) -> Any:
+    """normalise() every string inside lists and dicts (keys too)."""
+    if isinstance(value, str):
+        return normalise(value, *homes)
+    if isinstance(value, list):
+        return [normalise_all(v, *homes) for v in value]
+    if isinstance(value, dict):
+        return {normalise(str(k), *homes): normalise_all(v, *homes) for k, v in value.items()}
+    return value
 
 
 def normalise(text: str, *homes: Path) -> str:
