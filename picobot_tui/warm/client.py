@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from picobot_tui.warm import place, stamp, wire
 
 CONNECT_TIMEOUT = 2.0
-HELLO_TIMEOUT = 10.0
-"""Seconds to wait for a server to accept and greet us before running cold. Generous: 50
-clients at once are greeted one after the other (measured: all within ~0.3 s)."""
+HELLO_TIMEOUT = 60.0
+"""Seconds to wait for a server that has our connection queued to greet us before running
+cold. Generous on purpose: with 50 calls at once on 2 cores the server gets ~1/50 of the
+CPU and greeted some clients after more than 10 s (7 of 50 went cold at 10 s); a cold run
+then costs ~4 s of CPU more than waiting. Only a stopped or hung server makes it expire."""
 RELAYED = (
     signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
     signal.SIGWINCH, signal.SIGTSTP, signal.SIGCONT, signal.SIGUSR1, signal.SIGUSR2,
@@ -164,7 +166,8 @@ def _die_like(signum: int) -> int:
     """End this process by the signal that ended the child, as the shell would have seen
     a cold run end; 128 + signum if the signal does not end a process."""
     sys.stdout.flush()
-    signal.signal(signum, signal.SIG_DFL)
+    if signum not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
+        signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
     os.kill(os.getpid(), signum)
     return 128 + signum

@@ -115,8 +115,8 @@ class Server:
             timeout = max(0.0, min(self.last + self.idle, next_check) - time.monotonic())
             for key, _ in self.sel.select(timeout if not self.conns else None):
                 if key.data == "signal":
-                    os.read(rfd, 512)
-                    log("signalled: stopping once the running calls end")
+                    got = os.read(rfd, 512)
+                    log(f"signal {list(got)}: stopping once the running calls end")
                     self.stop()
                 elif key.data is None:
                     self.accept()
@@ -339,7 +339,7 @@ def serve(path: str, idle_minutes: float, call: Callable[[], object]) -> int:
     server.bind()
     took = time.monotonic() - t0
     log(f"ready: {len(sys.modules)} modules in {took:.1f} s, stamp {server.stamp}")
-    log(f"the imports read {len(names)} variables: {' '.join(server.env_names)}")
+    log(f"the imports read {len(names)} environment variables (a client must match them)")
     try:
         return server.run()
     finally:

@@ -170,3 +170,30 @@ def normalise(text: str, *homes: Path) -> str:
     for pattern, repl in _NORMALISE:
         text = pattern.sub(repl, text)
     return text
+
+
+def children(pid: int) -> list[int]:
+    """The live children of `pid` (the server's: the calls it forked)."""
+    try:
+        tids = Path(f"/proc/{pid}/task").iterdir()
+        found: list[int] = []
+        for tid in tids:
+            text = (tid / "children").read_text().split()
+            found.extend(int(c) for c in text)
+        return [c for c in found if alive(c)]
+    except OSError:
+        return []
+
+
+def zombies_of(pid: int) -> list[int]:
+    """Children of `pid` that exited and were never reaped."""
+    try:
+        kids = [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
+                for c in (t / "children").read_text().split()]  # fmt: skip
+    except OSError:
+        return []
+    return [c for c in kids if not alive(c) and Path(f"/proc/{c}").exists()]
+
+
+def fd_count(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
