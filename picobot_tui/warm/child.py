@@ -16,7 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
-_DEFAULT_HANDLERS = {signal.SIGINT: signal.default_int_handler, signal.SIGPIPE: signal.SIG_IGN}
+_DEFAULT_HANDLERS: dict[int, Callable[[int, Any], Any] | int] = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGPIPE: signal.SIG_IGN,
+}
 """A fresh interpreter's handlers: SIGINT raises KeyboardInterrupt, SIGPIPE is ignored;
 every other signal has its default action."""
 
@@ -101,9 +104,10 @@ def _streams() -> None:
             write_through=write and unbuffered,
         )
 
-    sys.stdin = sys.__stdin__ = wrap(0, False, errors)
-    sys.stdout = sys.__stdout__ = wrap(1, True, errors)
-    sys.stderr = sys.__stderr__ = wrap(2, True, "backslashreplace")
+    sys.stdin, sys.stdout = wrap(0, False, errors), wrap(1, True, errors)
+    sys.stderr = wrap(2, True, "backslashreplace")
+    # The originals too (faulthandler, Rich and Textual read them); typeshed calls them Final.
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
 
 
 def become(request: dict[str, Any], received: Sequence[int]) -> None:

@@ -72,9 +72,9 @@ def import_env(environ: dict[str, str] | os._Environ[str]) -> list[tuple[str, st
 def install_key(environ: dict[str, str] | os._Environ[str]) -> str:
     """One name per interpreter, picobot install and import environment: two virtualenvs,
     or a run with `LITELLM_LOG=DEBUG`, each get a server of their own."""
-    import picobot_tui
+    from picobot_tui.warm.stamp import package
 
-    text = repr((sys.executable, picobot_tui.__file__, import_env(environ)))
+    text = repr((sys.executable, package().__file__, import_env(environ)))
     return f"{zlib.crc32(text.encode()):08x}"
 
 

@@ -48,7 +48,7 @@ def recording_env_reads() -> Iterator[set[str]]:
         names.add(key)
         return original(self, key)
 
-    os._Environ.__getitem__ = getitem  # type: ignore[method-assign]
+    os._Environ.__getitem__ = getitem  # type: ignore[method-assign,assignment]
     try:
         yield names
     finally:

@@ -14,17 +14,23 @@ import os
 import sys
 import zlib
 from collections.abc import Mapping
+from types import ModuleType
 
 _SUBPACKAGES = ("picobot_tui.widgets", "picobot_tui.styles")
 """Mapped in from the top level by setuptools' package-dir (an editable install leaves
 them in the checkout, outside picobot_tui/)."""
 
 
+def package() -> ModuleType:
+    """The `picobot_tui` package (imported before this module, its parent). Looked up, not
+    imported by name: its lazy `Agent` attribute makes a plain import count as one of
+    `picobot_tui.api`, a peer this layer may not import (import-linter)."""
+    return sys.modules[__name__.split(".", 1)[0]]
+
+
 def package_roots() -> list[str]:
     """The folders holding picobot's installed files."""
-    import picobot_tui
-
-    roots = [os.path.dirname(os.path.abspath(picobot_tui.__file__))]
+    roots = [os.path.dirname(os.path.abspath(str(package().__file__)))]
     from importlib.util import find_spec
 
     for name in _SUBPACKAGES:
@@ -73,13 +79,12 @@ def _dists() -> list[str]:
 
 def compute() -> str:
     """The stamp of what this interpreter would import now."""
-    import picobot_tui
-
+    version = package().__version__
     files: list[tuple[str, int, int]] = []
     for root in package_roots():
         _files(root, files)
-    parts = repr((picobot_tui.__version__, sys.executable, sys.version, sorted(files), _dists()))
-    return f"{picobot_tui.__version__}:{zlib.crc32(parts.encode()):08x}:{len(files)}"
+    parts = repr((version, sys.executable, sys.version, sorted(files), _dists()))
+    return f"{version}:{zlib.crc32(parts.encode()):08x}:{len(files)}"
 
 
 IMPORT_DEFAULTS = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
