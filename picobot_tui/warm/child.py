@@ -145,9 +145,13 @@ def _exit_code(code: object) -> int:
     return 1
 
 
-def run(call: Callable[[], object]) -> int:
+def run(call: Callable[[], object], learned: str) -> int:
     """Run the cold entry point and finish as the interpreter would: wait for non-daemon
-    threads, run atexit handlers, flush (a failed flush exits 120, as Python does)."""
+    threads, run atexit handlers, flush (a failed flush exits 120, as Python does); then
+    tell the server which modules the call imported (learn.py)."""
+    from picobot_tui.warm import learn
+
+    before = list(sys.modules)
     try:
         call()
         code = 0
@@ -165,4 +169,5 @@ def run(call: Callable[[], object]) -> int:
             stream.flush()
         except (OSError, ValueError):
             code = 120
+    learn.record(learned, learn.new_since(before))
     return code

@@ -15,7 +15,7 @@ import gc
 import importlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 MODULES = (
@@ -55,18 +55,50 @@ def recording_env_reads() -> Iterator[set[str]]:
         os._Environ.__getitem__ = original  # type: ignore[method-assign]
 
 
-def preload() -> set[str]:
-    """Import what a call needs; the names of the variables the imports read. ForkUnsafe if a thread
-    was started (a fork copies only the calling thread: a lock another one held stays
-    held forever in the child)."""
+def os_threads() -> int:
+    """Threads of this process as the kernel counts them: a native extension's threads
+    (LiteLLM's Rust runtime, tokio) are invisible to `threading.enumerate()`."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def check_fork_safe() -> None:
+    """ForkUnsafe if another thread runs (a fork copies only the calling thread: a lock
+    another one held stays held forever in the child)."""
+    python = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    if python or os_threads() != 1:
+        raise ForkUnsafe(f"{os_threads()} threads after the preload (Python's: {python})")
+
+
+def import_all(names: Iterable[str]) -> int:
+    """Import each module that imports (a learned name may have gone); how many did."""
+    done = 0
+    for name in names:
+        try:
+            importlib.import_module(name)
+            done += 1
+        except Exception:  # a learned name is a hint: it may be gone since
+            continue
+    return done
+
+
+def preload(learned: Iterable[str] = ()) -> set[str]:
+    """Import what a call needs (MODULES, then the names calls were seen to import lazily:
+    learn.py); the names of the variables the imports read. ForkUnsafe if a thread runs."""
     # As load_litellm() does before its import: the string "True", or a network fetch.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     with recording_env_reads() as reads:
         for name in MODULES:
             importlib.import_module(name)
-    threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
-    if threads:
-        raise ForkUnsafe(f"threads running after the preload: {threads}")
-    gc.collect()
-    gc.freeze()  # what exists now stays out of the collector's sight: pages stay shared
+        import_all(learned)
+    compat = importlib.import_module("picobot_tui.core.llm.litellm_compat")
+    compat.reserve_for_forking("picobot's warm server")
+    check_fork_safe()
+    freeze()
     return reads
+
+
+def freeze() -> None:
+    """What exists now stays out of the collector's sight: its pages stay shared with the
+    children (a collection writes to every object it visits)."""
+    gc.collect()
+    gc.freeze()

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from picobot_tui.warm import child, place, stamp, wire
+from picobot_tui.warm import child, learn, place, stamp, wire
 
 LOCK_WAIT = 10.0
 """Seconds a new server waits for the lock of one that is exiting (a stale one lets go
@@ -250,7 +250,7 @@ class Server:
             code = 1
             try:
                 child.become(request, conn.fds)
-                code = child.run(self.call)
+                code = child.run(self.call, learn.path_for(self.path))
             finally:
                 os._exit(code)
         self.served += 1
@@ -279,8 +279,39 @@ class Server:
             msg = {"exit": os.waitstatus_to_exitcode(status)}
         if conn.gone:
             self.conns.discard(conn)
+        else:
+            self.reply(conn, msg)
+        if not self.conns and not self.stopping:
+            self.learn()
+
+    def learn(self) -> None:
+        """Import what calls were seen to import lazily and this server has not: done
+        while no call runs, so the next fork has them (learn.py)."""
+        from picobot_tui.warm.preload import (
+            ForkUnsafe,
+            check_fork_safe,
+            freeze,
+            import_all,
+            recording_env_reads,
+        )
+
+        path = learn.path_for(self.path)
+        names = [n for n in learn.read(path) if n not in sys.modules]
+        if not names:
             return
-        self.reply(conn, msg)
+        with recording_env_reads() as reads:
+            done = import_all(names)
+        try:
+            check_fork_safe()
+        except ForkUnsafe as e:
+            log(f"a learned module broke fork safety ({e}): forgetting them, exiting")
+            learn.forget(path)
+            self.stop()
+            return
+        freeze()
+        self.env_names = sorted(set(self.env_names) | reads)
+        self.env = stamp.env_digest(self.env_names, os.environ)
+        log(f"learned {done} of {len(names)} modules calls import")
 
     def status(self) -> dict[str, Any]:
         rss = 0
@@ -329,16 +360,19 @@ def serve(path: str, idle_minutes: float, call: Callable[[], object]) -> int:
         return 0
     server = Server(path, idle_minutes, call)
     t0 = time.monotonic()
+    learned = learn.read(learn.path_for(path))
     try:
-        names = preload()
+        names = preload(learned)
     except ForkUnsafe as e:
-        log(f"not serving: {e}")
+        log(f"not serving: {e}; the learned modules are forgotten for the next start")
+        learn.forget(learn.path_for(path))
         return 1
     server.env_names = sorted(names)
     server.env = stamp.env_digest(server.env_names, os.environ)
     server.bind()
     took = time.monotonic() - t0
-    log(f"ready: {len(sys.modules)} modules in {took:.1f} s, stamp {server.stamp}")
+    log(f"ready: {len(sys.modules)} modules ({len(learned)} learned) in {took:.1f} s")
+    log(f"stamp {server.stamp}")
     log(f"the imports read {len(names)} environment variables (a client must match them)")
     try:
         return server.run()
