@@ -110,7 +110,10 @@ def _stop_servers(runtime: Path) -> None:
 
 
 def _server_memory(runtime: Path) -> str:
-    [pid] = _servers(runtime)
+    pids = _servers(runtime)
+    if len(pids) != 1:
+        raise RuntimeError(f"expected one server, found {pids}")
+    [pid] = pids
     fields: dict[str, int] = {}
     with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
@@ -158,7 +161,11 @@ def run(reps: int = 8) -> list[Result]:
                 lambda: measured(script, warm_env, "b"),
                 reps,
             )
-            memory = _server_memory(runtime)
+            try:
+                memory = _server_memory(runtime)
+            except RuntimeError:
+                print((home / "data/logs/server.log").read_text()[-3000:])
+                raise
             r = ratios(a, b)
             results.append(
                 report(

@@ -110,8 +110,11 @@ def _streams() -> None:
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
 
 
-def become(request: dict[str, Any], received: Sequence[int]) -> None:
-    """Turn this forked process into the client's call (fds: cwd first, then `fds`)."""
+def become(
+    request: dict[str, Any], received: Sequence[int], effects: dict[str, str | None]
+) -> None:
+    """Turn this forked process into the client's call (fds: cwd first, then `fds`);
+    `effects`: what the server's imports did to the environment (preload.env_effects)."""
     signal.set_wakeup_fd(-1)
     for sig in signal.valid_signals():
         if sig in (signal.SIGKILL, signal.SIGSTOP):
@@ -131,6 +134,11 @@ def become(request: dict[str, Any], received: Sequence[int]) -> None:
     _limits(request.get("limits", {}))
     os.environ.clear()
     os.environ.update(request["env"])
+    for name, value in effects.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     sys.argv = list(request["argv"])
     random.seed()  # random reseeds at fork by itself (3.7+); said here, not assumed
     _streams()

@@ -15,7 +15,7 @@ import gc
 import importlib
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 MODULES = (
@@ -79,6 +79,17 @@ def import_all(names: Iterable[str]) -> int:
         except Exception:  # a learned name is a hint: it may be gone since
             continue
     return done
+
+
+def env_effects(before: Mapping[str, str]) -> dict[str, str | None]:
+    """What the imports changed in the environment since `before` (None: removed); e.g.
+    LiteLLM sets TIKTOKEN_CACHE_DIR. A child applies these over its client's environment,
+    as its cold import would have (a variable an import set after reading it is among
+    the names read, so a client's value for it matched the server's)."""
+    now = dict(os.environ)
+    changed: dict[str, str | None] = {k: v for k, v in now.items() if before.get(k) != v}
+    changed.update({k: None for k in before if k not in now})
+    return changed
 
 
 def preload(learned: Iterable[str] = ()) -> set[str]:

@@ -55,6 +55,8 @@ class Server:
     def __init__(self, path: str, idle_minutes: float, call: Callable[[], object]) -> None:
         self.env_names: list[str] = []
         self.env = ""
+        self.env_before = dict(os.environ)  # what the imports saw: the digest's values
+        self.env_effects: dict[str, str | None] = {}
         self.path = path
         self.idle = idle_minutes * 60
         self.call = call
@@ -249,7 +251,7 @@ class Server:
         if pid == 0:  # the child: never returns into the loop
             code = 1
             try:
-                child.become(request, conn.fds)
+                child.become(request, conn.fds, self.env_effects)
                 code = child.run(self.call, learn.path_for(self.path))
             finally:
                 os._exit(code)
@@ -290,6 +292,7 @@ class Server:
         from picobot_tui.warm.preload import (
             ForkUnsafe,
             check_fork_safe,
+            env_effects,
             freeze,
             import_all,
             recording_env_reads,
@@ -310,7 +313,8 @@ class Server:
             return
         freeze()
         self.env_names = sorted(set(self.env_names) | reads)
-        self.env = stamp.env_digest(self.env_names, os.environ)
+        self.env = stamp.env_digest(self.env_names, self.env_before)
+        self.env_effects = env_effects(self.env_before)
         log(f"learned {done} of {len(names)} modules calls import")
 
     def status(self) -> dict[str, Any]:
@@ -367,8 +371,11 @@ def serve(path: str, idle_minutes: float, call: Callable[[], object]) -> int:
         log(f"not serving: {e}; the learned modules are forgotten for the next start")
         learn.forget(learn.path_for(path))
         return 1
+    from picobot_tui.warm.preload import env_effects
+
     server.env_names = sorted(names)
-    server.env = stamp.env_digest(server.env_names, os.environ)
+    server.env = stamp.env_digest(server.env_names, server.env_before)
+    server.env_effects = env_effects(server.env_before)
     server.bind()
     took = time.monotonic() - t0
     log(f"ready: {len(sys.modules)} modules ({len(learned)} learned) in {took:.1f} s")
