@@ -37,10 +37,15 @@ def _start_at_exit(idle_minutes: float) -> None:
 
     from picobot_tui.warm import launch, place
 
+    # The environment as the call got it: by its exit the cold run's own imports have
+    # changed it (LiteLLM sets TIKTOKEN_CACHE_DIR), and a server imported under those
+    # values would not match the next client's (it found every server stale).
+    environ = dict(os.environ)
+
     def start() -> None:
         # On failure the next call runs cold too, and tries again.
         with contextlib.suppress(OSError, place.PlaceError):
-            launch.start_background(place.socket_path(), idle_minutes)
+            launch.start_background(place.socket_path(environ), idle_minutes, environ)
 
     atexit.register(start)
 

@@ -35,12 +35,16 @@ def server_argv(sock: str, idle_minutes: float) -> list[str]:
     ]  # fmt: skip
 
 
-def start_background(sock: str, idle_minutes: float) -> int | None:
-    """Spawn `picobot server run` detached; its pid, or None if it could not be started."""
+def start_background(
+    sock: str, idle_minutes: float, environ: Mapping[str, str] | None = None
+) -> int | None:
+    """Spawn `picobot server run` detached, in `environ` (default: this process's);
+    its pid, or None if it could not be started."""
     import subprocess
 
+    env = dict(os.environ if environ is None else environ)
     try:
-        log = _open_log(log_path(os.environ))
+        log = _open_log(log_path(env))
     except OSError:
         log = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
     try:
@@ -52,6 +56,7 @@ def start_background(sock: str, idle_minutes: float) -> int | None:
             cwd="/",
             close_fds=True,
             start_new_session=True,
+            env=env,
         )
     except OSError:
         return None
