@@ -95,3 +95,15 @@ def test_ci_uses_a_server_started_by_hand(
     res = rig.run(configured_home, "agent", "-m", "hi", "--no-stream", PICOBOT_SERVER="", CI="true")
     assert (res.returncode, res.stdout) == (0, "warm under ci\n"), res.stderr
     assert rig.served() == 1
+
+
+def test_an_idle_server_exits_after_server_idle_minutes(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig
+) -> None:
+    path = configured_home / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "server": {"idleMinutes": 0.05}}))
+    status = rig.start(configured_home)
+    assert status["idle_minutes"] == 0.05
+    wait_for(lambda: not rig.server_pids(), "the idle server to exit")
+    assert rig.sockets() == []
+    assert "idle for 0.05 min: exiting" in _log(configured_home)
