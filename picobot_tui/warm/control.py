@@ -101,7 +101,8 @@ def start(echo: Callable[[str], None]) -> int:
             return 0
         stop(lambda _: None)
     path = place.socket_path()
-    if launch.start_background(path, rules.idle_minutes) is None:
+    pid = launch.start_background(path, rules.idle_minutes)
+    if pid is None:
         echo("could not start the server")
         return 1
     deadline = time.monotonic() + START_WAIT
@@ -110,6 +111,9 @@ def start(echo: Callable[[str], None]) -> int:
         if not isinstance(got, str):
             echo(f"started server {got[1]['pid']} ({got[1]['rss_kib'] / 1024:.0f} MiB)")
             return 0
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our child: it exited before answering
+            echo(f"the server exited at once; see {launch.log_path(os.environ)}")
+            return 1
         time.sleep(0.1)  # its import runs in another process
     echo(f"the server did not answer within {START_WAIT:g} s; see {launch.log_path(os.environ)}")
     return 1

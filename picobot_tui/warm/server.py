@@ -112,6 +112,7 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda *a: None)
         self.sel.register(rfd, selectors.EVENT_READ, "signal")
+        self.last = time.monotonic()  # idle from now, not from before the imports
         next_check = time.monotonic() + STAMP_CHECK
         while not (self.stopping and not self.conns):
             timeout = max(0.0, min(self.last + self.idle, next_check) - time.monotonic())
