@@ -4,7 +4,6 @@ peer-uid check guards them), and wait for what was asked with a deadline."""
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -117,15 +116,3 @@ def start(echo: Callable[[str], None]) -> int:
         time.sleep(0.1)  # its import runs in another process
     echo(f"the server did not answer within {START_WAIT:g} s; see {launch.log_path(os.environ)}")
     return 1
-
-
-def ready(path: str) -> bool:
-    """Whether a server answers on `path` (for tests and the bench)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(path)
-        return True
-    except OSError:
-        return False
-    finally:
-        sock.close()
