@@ -139,3 +139,24 @@ def test_fifty_calls_at_once_all_answered_no_zombie_no_leaked_fd(
     assert children(pid) == [] and zombies_of(pid) == []
     assert fd_count(pid) == before
     assert len(session_files(configured_home)) == 51
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGUSR1, -signal.SIGUSR1), (signal.SIGWINCH, 0)])
+def test_a_relayed_signal_ends_the_call_as_it_ends_a_cold_one(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig, sig: int, code: int
+) -> None:
+    """SIGUSR1's default action ends a process: the child dies of it and the client dies
+    of it too, as a cold run would; SIGWINCH's is to ignore it: the call goes on."""
+    rig.start(configured_home)
+    llm_server.script([slow(0.01, text_reply("word " * 60, chunk_size=5))])
+    proc = rig.popen(
+        configured_home, "agent", "-m", "talk", "--no-stream", stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    _the_child(rig)
+    wait_for(lambda: llm_server.completions, "the request")
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    if code == 0:
+        assert out == ("word " * 60).encode() + b"\n"
