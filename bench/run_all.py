@@ -44,6 +44,7 @@ MODULES = {
     "12": "bench.bench_12_mcp",  # 12a, 12b, 12c (issue 12)
     "13": "bench.bench_13_acp",  # 13a, 13b, 13c (issue 13)
     "14": "bench.bench_14_checkpoints",  # 14a, 14b, 14c (issue 14)
+    "15": "bench.bench_15_warm_server",  # 15a, 15b, 15c, 15e (issue 23)
     "16": "bench.bench_16_caching",  # 16a-16d (issue 24)
 }
 

@@ -37,6 +37,11 @@ sessions_app = typer.Typer(
 )
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(mcp_app, name="mcp")  # typer only: its commands load MCP when they run
+server_app = typer.Typer(
+    help="The warm start server that answers `agent -m` and `--json` at once (docs/server.md).",
+    no_args_is_help=True,
+)
+app.add_typer(server_app, name="server")
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -453,6 +458,42 @@ def doctor() -> None:
     from picobot_tui.doctor import run_doctor
 
     raise typer.Exit(run_doctor(typer.echo))
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Show the running server: pid, RSS, stamp, uptime (exit 1 if none)."""
+    from picobot_tui.warm import control
+
+    raise typer.Exit(control.status(typer.echo))
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Start the server now (also under CI), and wait until it answers."""
+    from picobot_tui.warm import control
+
+    raise typer.Exit(control.start(typer.echo))
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the server (running calls finish first)."""
+    from picobot_tui.warm import control
+
+    raise typer.Exit(control.stop(typer.echo))
+
+
+@server_app.command("run", hidden=True)
+def server_run(
+    socket_path: Annotated[str | None, typer.Option("--socket")] = None,
+    idle_minutes: Annotated[float, typer.Option("--idle-minutes")] = 15.0,
+) -> None:
+    """Run the server in this process (what `start` and a cold call spawn)."""
+    from picobot_tui.warm import place, server
+
+    path = socket_path or place.socket_path()
+    raise typer.Exit(server.serve(path, idle_minutes, main))
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -13,6 +13,12 @@ import pytest
 # LiteLLM must never fetch its price map: tests run offline.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
+# No test starts or uses a warm server by accident (a process left running, a socket shared
+# between tests): the server's own tests (tests/server) opt in, each with its own runtime
+# dir, and stop their server at teardown.
+os.environ["PICOBOT_SERVER"] = "0"
+NO_SERVER = ("PICOBOT_SERVER", "0")
+
 INSTANT_DEMO = ("PICOBOT_DEMO__WORDS_PER_SECOND", "0")
 """The demo model answers at once in tests (it types 50 words a second for users); a test
 about its pacing sets `demo.wordsPerSecond` itself."""
@@ -93,6 +99,7 @@ def picobot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
         if key.startswith("PICOBOT_") and key != "PICOBOT_HOME":
             monkeypatch.delenv(key)
     monkeypatch.setenv(*INSTANT_DEMO)
+    monkeypatch.setenv(*NO_SERVER)
     # /copy inside tmux also loads tmux's buffer: never the one of a developer's own tmux.
     monkeypatch.delenv("TMUX", raising=False)
     yield home

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasGenerator, BaseModel, ValidationError
+from pydantic import AliasGenerator, BaseModel, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel, to_snake
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
@@ -43,6 +43,18 @@ class UiConfig(Section):
     """Move the TUI's keys, e.g. `{"toggle_gauge": "f5"}`: sessions, new_session,
     toggle_timeline, toggle_gauge, interrupt, interrupt_or_quit, quit (docs/tui.md's key
     table). A bad entry is warned about and keeps its default."""
+
+
+class ServerConfig(Section):
+    """The `server` group: the warm start server (docs/server.md). Read by the stdlib-only
+    client (`warm/policy.py`) straight from the file, before these settings are loaded."""
+
+    enabled: bool = True
+    """Answer `agent -m` and `agent --json` from a warm server (started on demand; under
+    `CI=true` only one started by `picobot server start`). `PICOBOT_SERVER=0` turns it
+    off too."""
+    idle_minutes: float = Field(default=15.0, gt=0)
+    """A server with no call for this long exits."""
 
 
 # Maps whose keys are names of the user's (HTTP headers, environment variables), not fields.
@@ -177,6 +189,16 @@ class Settings(BaseSettings, CoreSettings):
     )
 
     ui: UiConfig = UiConfig()
+    server: ServerConfig = ServerConfig()
+
+    @field_validator("server", mode="before")
+    @classmethod
+    def _server_switch(cls, value: Any) -> Any:
+        """`PICOBOT_SERVER=0` (or 1, true, false) is the switch `server.enabled`: the
+        variable names the group, so pydantic-settings hands its JSON value here."""
+        if isinstance(value, bool | int):
+            return {"enabled": bool(value)}
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import INSTANT_DEMO
+from tests.conftest import INSTANT_DEMO, NO_SERVER
 from tests.support.openai_server import OpenAITestServer
 
 SECRET = "sk-test-SECRETVALUE-1234567890"
@@ -60,9 +60,9 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env.update(
         PICOBOT_HOME=str(home),
         LITELLM_LOCAL_MODEL_COST_MAP="True",
-        **dict([INSTANT_DEMO]),
-        **extra,
+        **dict([INSTANT_DEMO, NO_SERVER]),
     )
+    env.update(extra)  # after the defaults: a server test sets PICOBOT_SERVER itself
     return env
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import INSTANT_DEMO
+from tests.conftest import INSTANT_DEMO, NO_SERVER
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 
 pytestmark = [
@@ -77,6 +77,7 @@ class Tmux:
             "PICOBOT_HOME": str(home),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             INSTANT_DEMO[0]: INSTANT_DEMO[1],
+            NO_SERVER[0]: NO_SERVER[1],  # tmux's shell does not get the test's environment
             "TERM": "xterm-256color",
             "PATH": os.environ.get("PATH", ""),
             "HOME": os.environ.get("HOME", str(home)),

@@ -55,6 +55,7 @@ log = logging.getLogger("picobot.llm")
 _LOCK = threading.Lock()
 _LITELLM: ModuleType | None = None
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_LOWERED_AT_IMPORT = ("httpx", "apscheduler.executors.default", "apscheduler.scheduler")
 _COUNTS: dict[str, int] = {}
 """HTTP requests LiteLLM sent per picobot call id, for the calls in flight only."""
 RESENT = (
@@ -94,6 +95,12 @@ def _quiet_logging() -> None:
         logger.setLevel(logging.WARNING)
         logger.propagate = False
         logger.addHandler(_Forward(target))
+    # LiteLLM's import lowers these to WARNING (litellm._logging._suppress_loggers); said
+    # again here so the result does not depend on whether the import ran before picobot's
+    # logging set-up or after it: the warm server (picobot_tui/warm) imports LiteLLM first,
+    # and `--logs` then showed every httpx request that a cold run hides.
+    for name in _LOWERED_AT_IMPORT:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _install_request_counter(litellm: ModuleType) -> None:

@@ -48,3 +48,18 @@ def provider_sent_usage(response: Any) -> bool:
     if not isinstance(chunks, list):
         return True
     return any(getattr(c, "usage", None) for c in chunks)
+
+
+def reserve_for_forking(where: str) -> bool:
+    """Forbid LiteLLM's Rust extension from starting in this process (a fork server): its
+    runtime threads do not survive fork(), and a native route run here first would make
+    every forked child raise `ForkedAfterNativeRuntimeStarted` (LiteLLM's
+    `rust_bridge/fork_guard.py`, made for gunicorn's preload). True once reserved, False
+    on a LiteLLM without the extension. Raises RuntimeError if a native route already ran.
+    Its children may use the extension: only this process is reserved."""
+    try:
+        from litellm.rust_bridge.fork_guard import reserve_process_for_forking
+    except ImportError:
+        return False
+    reserve_process_for_forking(where)
+    return True

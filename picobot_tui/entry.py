@@ -1,0 +1,58 @@
+"""The console script's entry point: try the warm server first, then the cold CLI.
+
+Nothing here or in what it imports before the hand-over loads more than the stdlib
+(`python -X importtime -c 'import picobot_tui.entry'`: ~6 ms over the interpreter), so a
+call the server answers never pays for Typer, pydantic or LiteLLM. Everything else, and
+any call the server cannot take, goes to `picobot_tui.cli.main` in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _try_warm() -> None:
+    """Exit with the warm call's status, or return to run cold (after arranging for a
+    server to be started when this process exits, if the policy allows)."""
+    from picobot_tui.warm import policy
+
+    if not policy.is_warm_call(sys.argv):
+        return
+    rules = policy.decide(os.environ)
+    if not rules.attach:
+        return
+    from picobot_tui.warm.client import Missed, attach
+
+    result = attach(list(sys.argv))
+    if not isinstance(result, Missed):
+        sys.exit(result)
+    if result.start and rules.start:
+        _start_at_exit(rules.idle_minutes)
+
+
+def _start_at_exit(idle_minutes: float) -> None:
+    import atexit
+    import contextlib
+
+    from picobot_tui.warm import launch, place
+
+    # The environment as the call got it: by its exit the cold run's own imports have
+    # changed it (LiteLLM sets TIKTOKEN_CACHE_DIR), and a server imported under those
+    # values would not match the next client's (it found every server stale).
+    environ = dict(os.environ)
+
+    def start() -> None:
+        # On failure the next call runs cold too, and tries again.
+        with contextlib.suppress(OSError, place.PlaceError):
+            launch.start_background(place.socket_path(environ), idle_minutes, environ)
+
+    atexit.register(start)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _try_warm()
+    from picobot_tui.cli import main as cold_main
+
+    cold_main()

@@ -1,0 +1,109 @@
+"""The server through the real console script: a call answered warm, control commands,
+the log, the socket's modes, and the policy switches."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.server.support import Rig, wait_for
+from tests.support.openai_server import OpenAITestServer, text_reply
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_call_is_answered_warm_and_status_shows_it(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig
+) -> None:
+    status = rig.start(configured_home)
+    assert status["served"] == 0 and status["rss_kib"] > 50_000
+    llm_server.script([text_reply("warm hello", usage=(5, 2))])
+    res = rig.run(configured_home, "agent", "-m", "hi", "--no-stream")
+    assert (res.returncode, res.stdout) == (0, "warm hello\n"), res.stderr
+    assert rig.served() == 1
+    [sock] = rig.sockets()
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    shown = rig.run(configured_home, "server", "status")
+    assert shown.returncode == 0
+    for field in ("pid", "rss", "stamp", "uptime", "(current)"):
+        assert field in shown.stdout
+    log = (configured_home / "data/logs/server.log").read_text()
+    assert "ready:" in log
+    assert rig.run(configured_home, "server", "stop").returncode == 0
+    assert rig.sockets() == []
+    gone = rig.run(configured_home, "server", "status")
+    assert gone.returncode == 1 and "no server running" in gone.stdout
+
+
+def test_a_cold_call_starts_a_server_for_the_next(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig
+) -> None:
+    llm_server.script([text_reply("one"), text_reply("two"), text_reply("three")])
+    first = rig.run(configured_home, "agent", "-m", "hi", "--no-stream")
+    assert (first.returncode, first.stdout) == (0, "one\n"), first.stderr
+    wait_for(rig.ask, "the server started by the cold call")
+    second = rig.run(configured_home, "agent", "-m", "again", "--no-stream")
+    assert (second.returncode, second.stdout) == (0, "two\n"), second.stderr
+    # After the first warm call the server learns what it imported lazily; the next call
+    # still matches it (the cold call's own imports once changed the environment it was
+    # started with, and every later client found it stale).
+    wait_for(lambda: "learned" in _log(configured_home), "the server to learn")
+    third = rig.run(configured_home, "agent", "-m", "more", "--no-stream")
+    assert (third.returncode, third.stdout) == (0, "three\n"), third.stderr
+    assert rig.served() == 2 and "stale" not in _log(configured_home)
+
+
+def _log(home: Path) -> str:
+    return (home / "data/logs/server.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("extra", "config"),
+    [
+        ({"PICOBOT_SERVER": "0"}, None),
+        ({"PICOBOT_SERVER": ""}, {"server": {"enabled": False}}),
+        ({"PICOBOT_SERVER": "", "CI": "true"}, None),
+    ],
+    ids=["env-off", "config-off", "ci-starts-none"],
+)
+def test_switched_off_or_ci_starts_no_server(
+    configured_home: Path,
+    llm_server: OpenAITestServer,
+    rig: Rig,
+    extra: dict[str, str],
+    config: dict[str, object] | None,
+) -> None:
+    if config is not None:
+        path = configured_home / "config.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **config}))
+    llm_server.script([text_reply("cold")])
+    res = rig.run(configured_home, "agent", "-m", "hi", "--no-stream", **extra)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "cold\n", "")
+    # The cold process has exited (run() waited), and a start is made at its exit.
+    assert rig.server_pids() == [] and rig.sockets() == []
+
+
+def test_ci_uses_a_server_started_by_hand(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig
+) -> None:
+    rig.start(configured_home)
+    llm_server.script([text_reply("warm under ci")])
+    res = rig.run(configured_home, "agent", "-m", "hi", "--no-stream", PICOBOT_SERVER="", CI="true")
+    assert (res.returncode, res.stdout) == (0, "warm under ci\n"), res.stderr
+    assert rig.served() == 1
+
+
+def test_an_idle_server_exits_after_server_idle_minutes(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig
+) -> None:
+    path = configured_home / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "server": {"idleMinutes": 0.05}}))
+    status = rig.start(configured_home)
+    assert status["idle_minutes"] == 0.05
+    wait_for(lambda: not rig.server_pids(), "the idle server to exit")
+    assert rig.sockets() == []
+    assert "idle for 0.05 min: exiting" in _log(configured_home)
