@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from typing import Any
 
 from textual.app import App
 
 _TMUX_TIMEOUT = 2.0  # seconds; load-buffer answers in a few ms
 
 
-def copy_text(app: App[object], text: str) -> str:
+def copy_text(app: App[Any], text: str) -> str:
     """Copy `text`; what to add to the "Copied …" toast about where it went ("" outside tmux)."""
     app.copy_to_clipboard(text)
     if not os.environ.get("TMUX"):

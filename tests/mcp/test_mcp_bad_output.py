@@ -8,10 +8,12 @@ one line per bad message without the server's text, within a budget, and the ser
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from picobot_tui.core.log_budget import BURST_BYTES, RATE_BYTES
 from tests.headless.conftest import run_cli
 from tests.mcp.conftest import write_mcp_config
 
@@ -38,7 +40,9 @@ def test_a_server_writing_garbage_on_stdout_prints_nothing_to_the_terminal(
     server = {"command": sys.executable, "args": [str(script)], "env": {"GARBAGE_TOKEN": TOKEN}}
     (picobot_home / "config.json").write_text("{}")
     write_mcp_config(picobot_home, {"g": server}, mcpConnectTimeout=120)
+    started = time.monotonic()
     res = run_cli(picobot_home, "mcp", "list")
+    took = time.monotonic() - started
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("g  stdio  trust ask   connected in ")
     assert res.stderr == ""
@@ -48,9 +52,14 @@ def test_a_server_writing_garbage_on_stdout_prints_nothing_to_the_terminal(
     assert f"{bad} expected value at line 1 column 1\n" in log
     assert f"{bad} recursion limit exceeded at line 1 column 202\n" in log
     assert "Traceback" not in log
-    # 20,002 records (~130 bytes each) were logged by the SDK; its budget keeps ~1 MiB.
-    assert log.count(bad) < 12000, log.count(bad)
-    assert len(log.encode()) < 3 << 19, f"{len(log.encode()) >> 10} KiB of log"
+    # 20,002 records (~130 bytes each) came from the SDK: its budget lets through a burst,
+    # then a rate, so what the source logged is bounded by the run's length (a loaded CI
+    # machine took 19 s to connect and logged 13,204 of them: within its bound, not a fixed
+    # count). The bound is the budget's contract; a log without it holds every record.
+    allowed = BURST_BYTES + RATE_BYTES * took
+    logged = sum(len(line.encode()) + 1 for line in log.splitlines() if bad in line)
+    assert logged <= allowed, (logged, allowed, took)
+    assert len(log.encode()) <= allowed + (64 << 10), f"{len(log.encode()) >> 10} KiB of log"
 
 
 ESCAPES = """
