@@ -1,5 +1,6 @@
 """Damaged session files, property-based: garbage lines, wrong-typed messages, lines lost,
-duplicated or reordered, truncation at every byte of a real file, huge lines, invalid UTF-8.
+duplicated or reordered, truncation of a real file (a sample of cuts; every byte with
+`--slow`), huge lines, invalid UTF-8.
 
 For every file: the store opens, lists, searches and exports it without an exception; the
 loop resumes it and the conversation it sends is valid (no tool call without its result, no
@@ -200,11 +201,31 @@ def test_any_damage_still_resumes_with_a_valid_conversation(real_file, tmp_path_
     assert outcomes == ["final", "final"]
 
 
-def test_truncation_at_every_byte_resumes_with_a_valid_conversation(real_file, tmp_path):
-    """Every prefix of a real file (what a crash mid-write can leave): the complete lines
-    before the cut are all kept and sent, and the conversation is valid."""
+def sample_cuts(data: bytes) -> list[int]:
+    """The cuts the default suite tries (~220 of the real file's ~2,300; `--slow` tries
+    every byte, ~90 s): at each line's end the four ways a write can stop there (before the
+    closing brace, before the newline, just after it, one byte into the next line), every
+    byte of the line with multi-byte UTF-8 (a cut inside a character), and every 29th byte
+    between (inside keys, values, escapes and nested tool calls, at an offset that moves
+    from line to line). Deterministic, so a failure names the same cut every run."""
+    cuts = {0, len(data)}
+    for i, byte in enumerate(data):
+        if byte == ord("\n"):
+            cuts.update((i - 1, i, i + 1, i + 2))
+    start = 0
+    for line in data.split(b"\n"):
+        if not line.isascii():
+            cuts.update(range(start, start + len(line) + 1))
+        start += len(line) + 1
+    cuts.update(range(0, len(data), 29))
+    return sorted(c for c in cuts if 0 <= c <= len(data))
+
+
+def check_truncation(real_file: bytes, tmp_path: Path, cuts: list[int]) -> None:
+    """Every prefix of a real file cut at `cuts` (what a crash mid-write can leave): the
+    complete lines before the cut are all kept and sent, and the conversation is valid."""
     whole = [json.loads(x) for x in real_file.splitlines()]
-    for cut in range(len(real_file) + 1):
+    for cut in cuts:
         tally("session file truncated at every byte -> resume")
         prefix = real_file[:cut]
         sent, outcomes = resume(tmp_path, prefix)
@@ -214,6 +235,19 @@ def test_truncation_at_every_byte_resumes_with_a_valid_conversation(real_file, t
         users = [m["content"] for m in whole[:complete] if m.get("role") == "user"]
         sent_users = [m["content"] for m in as_stored(sent) if m["role"] == "user"]
         assert sent_users[: len(users)] == users, cut
+
+
+def test_truncation_at_sampled_bytes_resumes_with_a_valid_conversation(real_file, tmp_path):
+    """A sample of the cuts (see sample_cuts): every kind of place a cut can fall."""
+    cuts = sample_cuts(real_file)
+    assert len(cuts) < len(real_file) // 4  # a sample, not every byte again
+    check_truncation(real_file, tmp_path, cuts)
+
+
+@pytest.mark.slow
+def test_truncation_at_every_byte_resumes_with_a_valid_conversation(real_file, tmp_path):
+    """--slow: every prefix of the real file, byte by byte."""
+    check_truncation(real_file, tmp_path, list(range(len(real_file) + 1)))
 
 
 def test_a_huge_line_and_invalid_utf8(real_file, tmp_path):

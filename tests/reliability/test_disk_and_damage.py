@@ -5,6 +5,8 @@ The full disk is real: PICOBOT_HOME is a 512 KiB tmpfs (`mount -t tmpfs -o size=
 these tests need root or CAP_SYS_ADMIN and are skipped without it), filled up to the last
 block by a filler file, at start or from inside the server while a turn is running (ENOSPC).
 The same failures are also provoked without root by RLIMIT_FSIZE in the child (EFBIG).
+The run that fails is always the console script; the resume that follows a failure runs
+the same Typer command in this process (`resume()`), to save a LiteLLM import.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from typing import Any
 
 import pytest
 
+from tests.headless.conftest import home_workspace
 from tests.reliability import fuzz
 from tests.reliability.support import (
     KEY,
     Proc,
     check_session_file,
     conversation_problems,
+    saved_logging,
     session_paths,
     write_config,
 )
@@ -105,6 +109,26 @@ def run(
 
 def text(done: subprocess.CompletedProcess) -> tuple[str, str]:
     return done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+
+
+def resume(
+    home: Path, key: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    """`picobot agent --session KEY -m MESSAGE` in this process, through the same Typer
+    command the console script runs: (exit code, stdout, stderr). The run that failed on
+    the disk is the console script; the resume after it only shows the session is whole,
+    and a second console script would pay LiteLLM's import again (~4 s of CPU; the pytest
+    process imports it once). tests/reliability/test_crash.py resumes the same way."""
+    from typer.testing import CliRunner
+
+    from picobot_tui.cli import app
+
+    with monkeypatch.context() as m, saved_logging():
+        m.setenv("PICOBOT_HOME", str(home))
+        m.setenv("OPENAI_API_KEY", KEY)
+        m.chdir(home_workspace(home) or Path.cwd())
+        done = CliRunner().invoke(app, ["agent", "--session", key, "-m", message])
+    return done.exit_code, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +210,7 @@ def test_a_size_limit_at_start_is_a_clear_error_and_leaves_no_session(picobot_ho
     assert session_files_in(picobot_home) == []
 
 
-def test_a_size_limit_mid_turn_keeps_what_was_saved(picobot_home, srv):
+def test_a_size_limit_mid_turn_keeps_what_was_saved(picobot_home, srv, monkeypatch):
     """The question fits under the limit, the long answer does not."""
     write_config(picobot_home, srv.url)
     srv.script([text_reply("a long answer " * 400)])
@@ -197,8 +221,8 @@ def test_a_size_limit_mid_turn_keeps_what_was_saved(picobot_home, srv):
     assert "could not save to session" in err and "File too large" in err
     found = _check_readable(picobot_home, "short question", ["user"])
     srv.script([text_reply("resumed")])
-    done = run(picobot_home, "agent", "--session", found["key"], "-m", "again")
-    assert done.returncode == 0 and text(done)[0] == "resumed\n", text(done)
+    code, out, err = resume(picobot_home, found["key"], "again", monkeypatch)
+    assert code == 0 and out == "resumed\n", (out, err)
 
 
 # -- 13: full disk in the middle of a turn ---------------------------------------------------
@@ -222,7 +246,7 @@ def _check_readable(home: Path, expect_user: str, roles: list[str]) -> dict[str,
     return {"key": check.key, "path": path}
 
 
-def test_full_disk_mid_turn_in_m_mode_keeps_what_was_saved(small_disk, srv):
+def test_full_disk_mid_turn_in_m_mode_keeps_what_was_saved(small_disk, srv, monkeypatch):
     home = small_disk
     write_config(home, srv.url)
     srv.script([_fill_then(home, text_reply("an answer that will not fit " * 200))])
@@ -237,14 +261,14 @@ def test_full_disk_mid_turn_in_m_mode_keeps_what_was_saved(small_disk, srv):
     found = _check_readable(home, "first question", ["user"])
     # The session resumes, with the stored question in the request.
     srv.script([text_reply("resumed")])
-    done = run(home, "agent", "--session", found["key"], "-m", "second")
-    assert done.returncode == 0, text(done)
-    assert text(done)[0] == "resumed\n"
+    code, out, err = resume(home, found["key"], "second", monkeypatch)
+    assert code == 0, (out, err)
+    assert out == "resumed\n"
     sent = [m for m in as_stored(srv.last_body["messages"]) if m["role"] == "user"]
     assert [m["content"] for m in sent] == ["first question", "second"]
 
 
-def test_full_disk_during_a_tool_round_keeps_the_pairs_consistent(small_disk, srv):
+def test_full_disk_during_a_tool_round_keeps_the_pairs_consistent(small_disk, srv, monkeypatch):
     """The disk fills while a tool runs: the call is stored, its result cannot be. The
     resumed session gets a stand-in result (no orphan call reaches the provider)."""
     home = small_disk
@@ -263,8 +287,8 @@ def test_full_disk_during_a_tool_round_keeps_the_pairs_consistent(small_disk, sr
     # The call was stored before the disk filled, its result could not be.
     found = _check_readable(home, "read it", ["user", "assistant"])
     srv.script([text_reply("ok")])
-    done = run(home, "agent", "--session", found["key"], "-m", "again")
-    assert done.returncode == 0, text(done)
+    code, out, err = resume(home, found["key"], "again", monkeypatch)
+    assert code == 0, (out, err)
     sent = srv.last_body["messages"][1:]
     assert conversation_problems(sent) == []
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
@@ -293,7 +317,7 @@ def test_full_disk_mid_turn_in_json_mode_ends_the_channel_with_exit_1(small_disk
 # -- 15: undecodable bytes in argv -----------------------------------------------------------
 
 
-def test_non_utf8_argv_is_repaired_and_the_session_keeps_working(picobot_home, srv):
+def test_non_utf8_argv_is_repaired_and_the_session_keeps_working(picobot_home, srv, monkeypatch):
     write_config(picobot_home, srv.url)
     srv.script([text_reply("one"), text_reply("two")])
     done = run(picobot_home, "agent", "-m", os.fsdecode(b"caf\xe9 au lait"))
@@ -307,9 +331,9 @@ def test_non_utf8_argv_is_repaired_and_the_session_keeps_working(picobot_home, s
     [path] = session_paths(picobot_home)
     assert "caf\ufffd au lait" in path.read_text(encoding="utf-8")
     key = check_session_file(path).key
-    done = run(picobot_home, "agent", "--session", key, "-m", "next")
-    assert done.returncode == 0, text(done)
-    assert text(done)[0] == "two\n"
+    code, out, err = resume(picobot_home, key, "next", monkeypatch)
+    assert code == 0, (out, err)
+    assert out == "two\n"
 
 
 def test_json_messages_with_lone_surrogates_are_repaired(picobot_home, srv):

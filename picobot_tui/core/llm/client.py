@@ -134,26 +134,41 @@ def load_litellm() -> ModuleType:
         return _LITELLM
     with _LOCK:
         if _LITELLM is None:
-            # Must be the string "True", set before the import, or LiteLLM tries to fetch
-            # its price map over the network (up to 5 s, then a printed warning).
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm
-
-            litellm.suppress_debug_info = True  # no "Give Feedback / Provider List" prints
-            litellm.drop_params = True  # drop params a provider does not support
-            # Token counting for llama/cohere names downloads a tokenizer from Hugging Face,
-            # synchronously inside the async call: offline that blocks ~25 s and prints
-            # retries. Use the bundled tiktoken tokenizer instead.
-            litellm.disable_hf_tokenizer_download = True
-            _quiet_logging()
-            _install_request_counter(litellm)
-            # The import leaves ~400k long-lived objects. Every full garbage collection
-            # walks them all: 0.2-0.4 s with the GIL held, a frozen TUI several times a
-            # minute while it streams (bench #5: key-press latency p95 ~400 ms). Freezing
-            # moves what exists now out of the collector's sight for good.
-            gc.freeze()
-            _LITELLM = litellm
+            # The import builds ~400k objects that live as long as the process and frees
+            # almost none, so the collections it triggers are wasted work: ~0.6 s of its
+            # ~2.6 s of CPU. The collector is paused for it (unless something else paused
+            # it already) and on again once what it built is frozen below.
+            paused = gc.isenabled()
+            gc.disable()
+            try:
+                _LITELLM = _import_litellm()
+            finally:
+                if paused:
+                    gc.enable()
     return _LITELLM
+
+
+def _import_litellm() -> ModuleType:
+    # Must be the string "True", set before the import, or LiteLLM tries to fetch its
+    # price map over the network (up to 5 s, then a printed warning).
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Provider List" prints
+    litellm.drop_params = True  # drop params a provider does not support
+    # Token counting for llama/cohere names downloads a tokenizer from Hugging Face,
+    # synchronously inside the async call: offline that blocks ~25 s and prints retries.
+    # Use the bundled tiktoken tokenizer instead.
+    litellm.disable_hf_tokenizer_download = True
+    _quiet_logging()
+    _install_request_counter(litellm)
+    # The import leaves ~400k long-lived objects. Every full garbage collection walks them
+    # all: 0.2-0.4 s with the GIL held, a frozen TUI several times a minute while it
+    # streams (bench #5: key-press latency p95 ~400 ms). Freezing moves what exists now
+    # out of the collector's sight for good (with the ~2,000 cycles the import left as
+    # garbage, ~1 MB: collecting them first would cost a full collection, ~0.3 s).
+    gc.freeze()
+    return litellm
 
 
 # -- routing a model to its provider entry --------------------------------------------------
