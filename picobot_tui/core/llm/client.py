@@ -337,7 +337,10 @@ class LiteLLMClient:
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "timeout": self.settings.agents.defaults.request_timeout,
+            # picobot's loop is the only retry policy (it shows the wait, Esc cancels it):
+            # the OpenAI SDK's two hidden retries and LiteLLM's own are off.
             "max_retries": 0,
+            "num_retries": 0,
             **route.kwargs,
         }
         call_id = kwargs["litellm_call_id"] = f"picobot-{uuid.uuid4().hex}"
@@ -414,6 +417,7 @@ class LiteLLMClient:
                 model=request.model,
                 provider=route.provider,
                 env_var=PROVIDER_ENV.get(route.provider or ""),
+                url=route.kwargs.get("api_base"),
             )
             log.info("model call failed: %s (%s)", error.message, type(exc).__name__)
             raise error from None
