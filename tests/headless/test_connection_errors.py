@@ -29,14 +29,14 @@ def _free_port() -> int:
 
 
 class ResetListener:
-    """Accepts each connection and resets it at once, counting them."""
+    """Reads each request's first line, then resets the connection; keeps the lines."""
 
     def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = int(self.sock.getsockname()[1])
-        self.accepted = 0
+        self.lines: list[str] = []
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -45,9 +45,18 @@ class ResetListener:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.accepted += 1
+            conn.settimeout(30)  # a bound against a client that sends nothing
+            try:
+                self.lines.append(conn.recv(4096).split(b"\r\n", 1)[0].decode())
+            except OSError:
+                self.lines.append("")
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()
+
+    @property
+    def calls(self) -> int:
+        """Connections that carried a chat completion (not the `GET /models` question)."""
+        return sum(1 for line in self.lines if line.startswith("POST"))
 
 
 @pytest.fixture
@@ -99,6 +108,8 @@ def test_picobot_retries_are_the_only_ones(
     res = run_cli(picobot_home, "agent", "-m", "hi")
     assert res.returncode == 1, res.stderr
     assert res.stderr.count("retrying in") == 2, res.stderr
-    assert reset_listener.accepted == 3, res.stderr
+    assert reset_listener.calls == 3, reset_listener.lines
+    assert len(reset_listener.lines) == 4  # and the one question for its models, first
+    assert reset_listener.lines[0].startswith("GET /v1/models")
     assert f"{url} closed the connection" in res.stderr
     assert not [leak for leak in LEAKS if leak in res.stderr], res.stderr
