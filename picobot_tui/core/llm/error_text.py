@@ -126,7 +126,7 @@ def connection_cause(chain: list[BaseException], url: str | None) -> tuple[str, 
 
 
 def connection_hint(failure: str, url: str | None, setting: str) -> str:
-    """The hint for a failed connection, or `` when it would only repeat the cause."""
+    """The hint for a failed connection: what to do, never the cause again."""
     if failure == "refused" and is_loopback(url):
         return f"Start the server, or point {setting} at the address it listens on."
     if failure == "refused":
@@ -137,6 +137,8 @@ def connection_hint(failure: str, url: str | None, setting: str) -> str:
         return (
             "If a proxy or a private CA signs the certificate, point SSL_CERT_FILE at its bundle."
         )
+    if failure == "reset":
+        return f"If it keeps happening, check {setting} and the server's own log."
     if not url:
         return "Check the network (and HTTPS_PROXY, if you use a proxy)."
-    return ""
+    return f"Check {setting} and the network (and HTTPS_PROXY, if you use a proxy)."
