@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from picobot_tui.config.settings import ConfigError, Settings, load_settings
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.llm.demo import is_demo
-from picobot_tui.core.paths import config_path
 from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_USAGE
 from picobot_tui.run.logs import setup_logging
@@ -75,8 +74,8 @@ def start_model(settings: Settings, model: str | None) -> tuple[str, str | None]
     provider = provider_for(name) or "<provider>"
     env = PROVIDER_ENV.get(provider, "the provider's API key variable")
     return DEMO_MODEL, (
-        f"demo model, offline — `{name}` has no API key: set {env}, or "
-        f"providers.{provider}.apiKey in {config_path()}, to use it."
+        f"demo model, offline — `{name}` has no API key: set {env} (or "
+        f"providers.{provider}.apiKey) to use it."
     )
 
 

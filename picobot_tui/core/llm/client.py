@@ -41,7 +41,7 @@ from picobot_tui.core.llm.model import (
     UsageChunk,
 )
 from picobot_tui.core.llm.usage import Rates, price, read_usage, rewrite_price, uncached_price
-from picobot_tui.core.paths import config_path
+from picobot_tui.core.paths import config_path, shown
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.shapes.providers import (
@@ -236,13 +236,13 @@ def check_credentials(settings: CoreSettings, model: str, *, how: str = "--model
     if env is None:  # vllm / custom with no apiBase
         return (
             f"Model `{model}` needs a server address: set providers.{name}.apiBase "
-            f"(e.g. http://127.0.0.1:8000/v1) in {config_path()}, or try `{how} demo`."
+            f"(e.g. http://127.0.0.1:8000/v1) in {shown(config_path())}, or try `{how} demo`."
         )
     if os.environ.get(env):
         return None
     return (
         f"No API key for `{model}`: set {env} in the environment, or providers.{name}.apiKey "
-        f"in {config_path()}; or try `{how} demo` to see picobot without a provider."
+        f"in {shown(config_path())}; or try `{how} demo` to see picobot without a provider."
     )
 
 
