@@ -17,6 +17,12 @@ def config_path() -> Path:
     return picobot_home() / "config.json"
 
 
+def shown(path: Path) -> str:
+    """`path` as a message shows it: `~/…` under the home directory (shorter lines)."""
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
 def sessions_dir() -> Path:
     """The session store's directory (what `Settings.sessions_dir` returns)."""
     return picobot_home() / "sessions"

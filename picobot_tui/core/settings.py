@@ -142,8 +142,8 @@ class ToolsConfig(Section):
     tool_result_max_chars: int = Field(default=8000, ge=100)
     """Tool results longer than this are truncated before they reach the model."""
     mcp_servers: dict[str, McpServerConfig] = {}
-    """MCP servers whose tools the agent may call, by name: `{"time": {"command": "uvx",
-    "args": ["mcp-server-time"]}}` or `{"notes": {"url": "http://127.0.0.1:8931/mcp"}}`
+    """MCP servers whose tools the agent may call, by name: `{"time": {"command": "python",
+    "args": ["-m", "mcp_server_time"]}}` or `{"notes": {"url": "http://127.0.0.1:8931/mcp"}}`
     (docs/mcp.md)."""
     mcp_connect_timeout: float = Field(default=10.0, gt=0)
     """Seconds the first turn waits for MCP servers to connect; it then goes on without the

@@ -169,6 +169,7 @@ def _one_server(runtime: Runtime, server: str) -> McpManager:
         registry=runtime.tools,
         connect_timeout=runtime.settings.tools.mcp_connect_timeout,
         scrub=runtime.scrub,
+        log_path=runtime.settings.log_path,
     )
 
 

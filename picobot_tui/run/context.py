@@ -46,12 +46,12 @@ def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
     return settings, warnings
 
 
-def credentials_problem(settings: Settings, model: str) -> str | None:
+def credentials_problem(settings: Settings, model: str, *, how: str = "--model") -> str | None:
     if is_demo(model):
         return None
     from picobot_tui.core.llm.client import check_credentials
 
-    return check_credentials(settings, model)
+    return check_credentials(settings, model, how=how)
 
 
 def model_explicit(settings: Settings, model: str | None) -> bool:
@@ -71,10 +71,11 @@ def start_model(settings: Settings, model: str | None) -> tuple[str, str | None]
     from picobot_tui.core.llm.demo import DEMO_MODEL
     from picobot_tui.core.shapes.providers import PROVIDER_ENV
 
-    env = PROVIDER_ENV.get(provider_for(name) or "", "the provider's API key variable")
+    provider = provider_for(name) or "<provider>"
+    env = PROVIDER_ENV.get(provider, "the provider's API key variable")
     return DEMO_MODEL, (
-        f"demo model, offline — `picobot onboard` or set {env} to use a real one "
-        f"(`{name}` has no API key)."
+        f"demo model, offline — `{name}` has no API key: set {env} (or "
+        f"providers.{provider}.apiKey) to use it."
     )
 
 
@@ -86,11 +87,10 @@ def model_problem(settings: Settings, model: str, *, how: str = "--model") -> st
     return unknown_model(settings, model, how=how)
 
 
-def credentials_hint(settings: Settings, model: str) -> str | None:
-    """What to do when `model` has no usable key (None when fine). May import litellm:
-    call it from a thread."""
+def credentials_hint(settings: Settings, model: str, *, how: str = "--model") -> str | None:
+    """What to do when `model` has no usable key (None when fine). Offline, no LiteLLM."""
     try:
-        return credentials_problem(settings, model)
+        return credentials_problem(settings, model, how=how)
     except Exception as e:  # the first real call reports the problem anyway
         logging.getLogger("picobot").warning("credentials check failed: %s", e)
         return None

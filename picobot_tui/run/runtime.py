@@ -116,6 +116,7 @@ def build_runtime(
             registry=tools,
             connect_timeout=settings.tools.mcp_connect_timeout,
             scrub=scrub,
+            log_path=settings.log_path,
         )
         loop.before_turn = runtime.mcp.ready_for_turn
     return runtime

@@ -80,6 +80,13 @@ def warm_up(
     model client) the model's name and key are checked and LiteLLM's model list is read."""
     if runtime.banner:
         show(NoticeShown("info", runtime.banner))
+    if check_credentials:
+        from picobot_tui.run.context import credentials_hint
+
+        # Offline and cheap: said as the screen comes up, not after LiteLLM's import (~5 s,
+        # when a user looking for it had given up).
+        if hint := credentials_hint(settings, runtime.loop.model_name, how="/model"):
+            show(NoticeShown("error", hint))
     if not deterministic:  # snapshots must not depend on whether bwrap is installed
         from picobot_tui.core.tools.exec.sandbox import exec_sandbox_note
 
@@ -93,11 +100,11 @@ def warm_up(
             log.warning("model warm-up failed: %s", e)
     problem, names = None, None
     if check_credentials:
-        from picobot_tui.tui.model_switch import check_model, model_names
+        from picobot_tui.tui.model_switch import model_names, unknown_problem
 
         # Imports LiteLLM if warm() did not (the demo model): before `imported`.
         names = model_names(settings, with_litellm=True)
-        problem = check_model(settings, runtime.loop.model_name)
+        problem = unknown_problem(settings, runtime.loop.model_name)
     if not deterministic:
         # Not before: the import's garbage is best collected the usual way (bench #6 RSS).
         imported()

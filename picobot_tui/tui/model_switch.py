@@ -85,12 +85,6 @@ def unknown_problem(settings: Settings, name: str) -> str | None:
         return None
 
 
-def check_model(settings: Settings, name: str) -> str | None:
-    """What is wrong with running on `name` (unknown to LiteLLM, else no key), or None.
-    Blocking (may import LiteLLM): call it from a thread."""
-    return unknown_problem(settings, name) or credentials_hint(settings, name)
-
-
 async def switch_model(
     runtime: Runtime,
     name: str,
@@ -107,7 +101,7 @@ async def switch_model(
         return False
     use_model(runtime, name, real=real)
     await show(ModelShown(name))
-    if real is None and (hint := await asyncio.to_thread(credentials_hint, settings, name)):
+    if real is None and (hint := credentials_hint(settings, name, how="/model")):
         await show(NoticeShown("error", hint))
     notify(f"Model switched to {name} for the next turns")
     return True

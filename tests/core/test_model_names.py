@@ -40,7 +40,8 @@ def test_an_unknown_bare_name_is_refused_with_what_to_do() -> None:
     message = unknown_model(Settings(), "nonsense-model")
     assert message is not None
     assert message.startswith("unknown model `nonsense-model`")
-    assert "`--model demo`" in message and "providers.custom.apiBase" in message
+    assert "`--model demo`" in message and "providers.openai.apiBase" in message
+    assert "providers.custom" not in message  # the key the README teaches
 
 
 def test_a_typo_gets_the_close_name() -> None:
@@ -126,3 +127,20 @@ async def test_litellm_unrouted_model_is_a_short_not_found() -> None:
     assert (error.kind, error.transient, error.status) == ("not_found", False, None)
     assert error.message.startswith("Unknown model (nonsense-model): LiteLLM cannot tell")
     assert "…" not in error.message  # never LiteLLM's how-to cut mid-word
+
+
+def test_an_openai_compatible_server_is_asked_for_its_models_once() -> None:
+    """Issue 25, point 2: `GET /v1/models`, once a process per server, before any call."""
+    from tests.support.openai_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        server.models = ["gpt-4o-mini", "qwen3:latest"]
+        settings = Settings(providers={"openai": {"api_base": server.url, "api_key": "k"}})
+        assert unknown_model(settings, "openai/qwen3") is None  # Ollama's `:latest`
+        message = unknown_model(settings, "gpt-4o-mni")
+        assert message is not None and "Did you mean `gpt-4o-mini`?" in message
+        assert "(providers.openai.apiBase)" in message
+        gets = [r for r in server.requests if r.method == "GET"]
+        assert len(gets) == 1 and gets[0].path == "/v1/models"
+        assert gets[0].headers["authorization"] == "Bearer k"
+        assert not server.completions

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import INSTANT_DEMO, NO_SERVER
-from tests.support.openai_server import OpenAITestServer
+from tests.support.openai_server import MODELS, OpenAITestServer
 
 SECRET = "sk-test-SECRETVALUE-1234567890"
 
@@ -36,8 +36,10 @@ def llm_server(server: OpenAITestServer) -> Iterator[OpenAITestServer]:
     """The shared server, with an empty script and request log for this test."""
     server.script([])
     server.clear()
+    server.models = list(MODELS)
     yield server
     server.script([])
+    server.models = list(MODELS)
 
 
 @pytest.fixture

@@ -156,10 +156,11 @@ def test_auth_error_names_fix_and_hides_key(
     assert len(llm_server.completions) == 1  # not retried
 
 
-def test_no_key_points_at_onboard(picobot_home: Path) -> None:
+def test_no_key_names_the_variable_and_the_config_key(picobot_home: Path) -> None:
     res = run_cli(picobot_home, "agent", "-m", "hi", "--model", "openai/gpt-4o-mini")
     assert res.returncode == 2
-    assert "picobot onboard" in res.stderr and "--model demo" in res.stderr
+    assert "OPENAI_API_KEY" in res.stderr and "providers.openai.apiKey" in res.stderr
+    assert "--model demo" in res.stderr and "picobot onboard" not in res.stderr
     assert "Traceback" not in res.stderr
 
 

@@ -247,6 +247,7 @@ def test_openai_cached_tokens_are_read_priced_and_a_proxy_cost_wins(
         "providers": {"openai": {"apiKey": "sk-test-openai", "apiBase": llm_server.url}},
     }
     (picobot_home / "config.json").write_text(json.dumps(config))
+    llm_server.models = ["gpt-4o-mini"]  # what picobot asks the server before the call
     cached = replace(text_reply("one"), usage=(3000, 40), cached=2048)
     proxied = replace(
         text_reply("two"), usage=(3100, 40), cached=2944, headers=((PROXY_COST_HEADER, "0.5"),)

@@ -139,7 +139,7 @@ def test_onboard_asks_before_it_overwrites_and_pins_no_workspace(picobot_home: P
         os.close(master)
         return out.decode(errors="replace")
 
-    first = onboard(b"")
+    first = onboard(b"\n")  # Enter: no key (the prompt for it is tested in test_onboard_key.py)
     cfg = picobot_home / "config.json"
     assert "wrote" in first and "Overwrite?" not in first
     text = cfg.read_text()
@@ -150,5 +150,5 @@ def test_onboard_asks_before_it_overwrites_and_pins_no_workspace(picobot_home: P
     cfg.write_text("{}")
     kept = onboard(b"n\n" * 5)
     assert "Overwrite? [y/N]" in kept and cfg.read_text() == "{}"
-    replaced = onboard(b"y\n" * 5)
+    replaced = onboard(b"y\n\n" + b"y\n" * 4)  # overwrite, no key, overwrite the templates
     assert "wrote" in replaced and cfg.read_text() != "{}"

@@ -59,6 +59,44 @@ def test_list_shows_each_server_and_exits_1_when_one_failed(home: Path) -> None:
     assert lines[-1] == "1 of 2 MCP servers connected."
 
 
+# What `uvx mcp-server-time` behind a private CA does: the download fails its TLS check and
+# the process exits. It prints the variables it was given, so the test sees them too.
+TLS_FAILURE = """
+import os, sys
+for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "https_proxy", "NO_PROXY"):
+    print(f"{name}={os.environ.get(name)}", file=sys.stderr)
+print("error: invalid peer certificate: UnknownIssuer", file=sys.stderr)
+sys.exit(2)
+"""
+PASSED = {
+    "SSL_CERT_FILE": "/etc/corp/ca.pem",
+    "REQUESTS_CA_BUNDLE": "/etc/corp/ca.pem",
+    "https_proxy": "http://proxy.corp:3128",
+    "NO_PROXY": "localhost,127.0.0.1",
+}
+
+
+def test_a_failed_server_shows_its_last_stderr_lines_and_keeps_tls_and_proxy_env(
+    home: Path,
+) -> None:
+    """Issue 25, point 4: before, `MCPError: Connection closed` and one stderr line, and
+    the server never got SSL_CERT_FILE (the cause of the TLS failure)."""
+    write_mcp_config(home, {"uvx": {"command": sys.executable, "args": ["-c", TLS_FAILURE]}})
+    res = run_cli(home, "mcp", "list", **PASSED)
+    assert res.returncode == 1, res.stdout + res.stderr
+    no_traceback(res)
+    [line] = [line for line in res.stdout.splitlines() if line.startswith("uvx ")]
+    assert "MCPError" not in line and "the server closed the connection" in line
+    assert (
+        "«https_proxy=http://proxy.corp:3128» / «NO_PROXY=localhost,127.0.0.1» / «error: " in line
+    )
+    assert "UnknownIssuer»" in line  # the last 3 lines, the cause last
+    assert f"(all of it: {home / 'data' / 'logs' / 'picobot.log'})" in line
+    log = (home / "data" / "logs" / "picobot.log").read_text()
+    for name, value in PASSED.items():
+        assert f"{name}={value}" in log  # the server had them
+
+
 def test_list_exits_0_when_every_server_connected(home: Path) -> None:
     write_mcp_config(home, {"time": {**TIME, "trust": "auto", "enabledTools": ["convert_time"]}})
     res = run_cli(home, "mcp", "list")

@@ -176,7 +176,8 @@ async def test_a_failed_servers_error_names_its_last_stderr_line(tmp_path: Path)
         await manager.close()
     assert status.state == "failed"
     assert status.error is not None
-    assert status.error.endswith("its last stderr line: ERROR: NO LICENCE KEY"), status.error
+    assert "its stderr ended with: «STARTING» / «ERROR: NO LICENCE KEY»" in status.error
+    assert "(it exited)" in status.error and "MCPError" not in status.error
     assert status.stderr_tail == ("STARTING", "ERROR: NO LICENCE KEY")
 
 

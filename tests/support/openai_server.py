@@ -62,6 +62,9 @@ from tests.support.openai_steps import (  # noqa: F401  (re-exported)
 
 # -- server ---------------------------------------------------------------------------------
 
+MODELS = ("test-model",)
+"""The models the server lists by default: every name the suite sends it must be one."""
+
 
 @dataclass
 class ReceivedRequest:
@@ -127,12 +130,8 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "object": "list",
                     "data": [
-                        {
-                            "id": "test-model",
-                            "object": "model",
-                            "created": 0,
-                            "owned_by": "picobot-tests",
-                        }
+                        {"id": name, "object": "model", "created": 0, "owned_by": "picobot-tests"}
+                        for name in self.server.owner.models
                     ],
                 },
             )
@@ -274,6 +273,8 @@ class OpenAITestServer:
             default if default is not None else text_reply("Hello from the test server.")
         )
         self._port = port
+        self.models: list[str] = list(MODELS)
+        """What `GET /v1/models` lists (picobot asks it before the first call)."""
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 

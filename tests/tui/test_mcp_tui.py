@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from picobot_tui.widgets.approval import ApprovalScreen
+from picobot_tui.widgets.blocks import Notice
 from picobot_tui.widgets.mcp_pane import McpPane
 from textual.widgets import Static
 
@@ -144,6 +145,34 @@ async def test_slash_mcp_lists_real_servers_live_and_the_status_bar_follows(
         await wait_for(pilot, lambda: app.screen is app.main_screen, "pane closed")
         assert len(app.runtime.mcp.listeners) == listeners, "the closed pane still listens"
     assert {s.state for s in app.runtime.mcp.statuses()} == {"closed"}
+
+
+async def test_a_failed_servers_stderr_and_log_show_in_the_pane_and_the_notice(
+    settings: Settings,
+) -> None:
+    """Issue 25, point 4: before, `/mcp` said `MCPError: Connection closed` and one line."""
+    code = (
+        "import sys\n"
+        "for line in ('fetching mcp-server-time', 'retrying', 'invalid peer certificate'):\n"
+        "    print(line, file=sys.stderr)\n"
+        "sys.exit(2)\n"
+    )
+    settings.tools.mcp_servers = {"uvx": McpServerConfig(command=sys.executable, args=["-c", code])}
+    app = make_app(settings, [text("ok")])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.status.mcp_state == "failed", "the server failed")
+        await type_and_send(pilot, "/mcp")
+        pane = await wait_for(pilot, lambda: isinstance(app.screen, McpPane) and app.screen)
+        await wait_for(pilot, lambda: "0/1 connected" in pane_text(pane), "pane drawn")
+        shown = " ".join(pane_text(pane).split())
+        assert "«fetching mcp-server-time» / «retrying» / «invalid peer certificate»" in shown
+        assert str(settings.log_path) in shown and "MCPError" not in shown
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.main_screen, "pane closed")
+        await type_and_send(pilot, "hi")
+        await wait_idle(pilot)
+        notices = [n.text for n in app.conversation.transcript.query(Notice)]
+        assert any("«invalid peer certificate»" in n and "MCP server `uvx`" in n for n in notices)
 
 
 async def test_no_server_configured_no_cell_and_the_pane_says_so(settings: Settings) -> None:

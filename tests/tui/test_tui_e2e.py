@@ -153,7 +153,7 @@ def test_picobot_agent_in_tmux(server, tmux, picobot_home, tmp_path):
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
     assert messages[2]["tool_call_id"] == "call_e2e" and messages[2]["status"] == "ok"
     assert messages[-1]["content"] == ANSWER
-    assert len(server.requests) == 2
+    assert len(server.completions) == 2  # (and the one `GET /v1/models` before them)
 
 
 def test_a_bad_config_found_after_the_first_frame_exits_2_with_the_message(tmux, picobot_home):

@@ -41,6 +41,7 @@ from picobot_tui.core.llm.model import (
     UsageChunk,
 )
 from picobot_tui.core.llm.usage import Rates, price, read_usage, rewrite_price, uncached_price
+from picobot_tui.core.paths import config_path, shown
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.shapes.providers import (
@@ -236,11 +237,14 @@ def resolve_route(settings: CoreSettings, model: str) -> Route:
     return Route(name, litellm_model, kwargs)
 
 
-def check_credentials(settings: CoreSettings, model: str) -> str | None:
+def check_credentials(settings: CoreSettings, model: str, *, how: str = "--model") -> str | None:
     """A user-facing message when `model` cannot work for lack of a key, else None.
 
     Local models (ollama, anything with an apiBase) and models of providers picobot does
-    not know (LiteLLM finds their keys itself) pass.
+    not know (LiteLLM finds their keys itself) pass. Offline and cheap (no LiteLLM import):
+    the TUI says it as soon as its screen is up. The message names the variable and the
+    config key, never `picobot onboard` (the user has often just run it). `how` is the way
+    to name another model where the message is shown (`--model`, `/model`).
     """
     if is_demo(model):
         return None
@@ -254,15 +258,13 @@ def check_credentials(settings: CoreSettings, model: str) -> str | None:
     if env is None:  # vllm / custom with no apiBase
         return (
             f"Model `{model}` needs a server address: set providers.{name}.apiBase "
-            "(e.g. http://127.0.0.1:8000/v1) in the config, run `picobot onboard`, "
-            "or try `--model demo`."
+            f"(e.g. http://127.0.0.1:8000/v1) in {shown(config_path())}, or try `{how} demo`."
         )
     if os.environ.get(env):
         return None
     return (
-        f"No API key for `{model}`: run `picobot onboard`, or set {env} in the "
-        f"environment, or providers.{name}.apiKey in the config; or try `--model demo` "
-        "to see picobot without a provider."
+        f"No API key for `{model}`: set {env} in the environment, or providers.{name}.apiKey "
+        f"in {shown(config_path())}; or try `{how} demo` to see picobot without a provider."
     )
 
 
@@ -359,7 +361,10 @@ class LiteLLMClient:
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "timeout": self.settings.agents.defaults.request_timeout,
+            # picobot's loop is the only retry policy (it shows the wait, Esc cancels it):
+            # the OpenAI SDK's two hidden retries and LiteLLM's own are off.
             "max_retries": 0,
+            "num_retries": 0,
             **route.kwargs,
         }
         call_id = kwargs["litellm_call_id"] = f"picobot-{uuid.uuid4().hex}"
@@ -436,6 +441,7 @@ class LiteLLMClient:
                 model=request.model,
                 provider=route.provider,
                 env_var=PROVIDER_ENV.get(route.provider or ""),
+                url=route.kwargs.get("api_base"),
             )
             log.info("model call failed: %s (%s)", error.message, type(exc).__name__)
             raise error from None

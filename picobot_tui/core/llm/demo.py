@@ -110,7 +110,7 @@ class DemoModel:
             f"{head}\n\n```text\n{shown}\n```\n\n"
             "| what | how |\n|---|---|\n"
             "| see an approval | send `run ls -la` (any command after `run`) |\n"
-            "| use a real model | `picobot onboard`, or `--model openai/gpt-4o-mini` |\n"
+            "| use a real model | set its key, then `/model openai/gpt-4o-mini` |\n"
             "| keys | `OPENAI_API_KEY` or `providers.openai.apiKey` |\n\n"
             "That is the whole demo: streaming text, a tool call, and a final answer."
         )

@@ -25,6 +25,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from picobot_tui.core import json_input
+from picobot_tui.core.llm.error_text import (
+    clean,
+    connection_cause,
+    connection_hint,
+    is_loopback,
+    request_url,
+)
 from picobot_tui.core.llm.model import LLMError
 from picobot_tui.core.visible import label
 
@@ -163,7 +170,7 @@ def _detail(exc: BaseException, scrub: Scrub) -> str:
         previous = text
         text = _PREFIX_RE.sub("", text)
     # The provider's text is shown by every front end: a label, its controls visible.
-    text = label(_json_message(text.strip())).strip(" .")
+    text = label(clean(_json_message(text.strip()))).strip(" .")
     return label(text, _MAX_DETAIL)
 
 
@@ -230,8 +237,7 @@ _ACTIONS = {
     "timeout": "retry, or raise agents.defaults.requestTimeout",
     "connection": "check the network and providers.{provider}.apiBase, then retry",
     "server": "the provider is having trouble; retry in a moment",
-    "auth": "set a valid key in providers.{provider}.apiKey{env} (or run `picobot onboard`), "
-    "or try `--model demo`",
+    "auth": "set a valid key in providers.{provider}.apiKey{env}, or try `--model demo`",
     "not_found": "check the model name (agents.defaults.model or --model) and "
     "providers.{provider}.apiBase",
     "context_window": "the conversation is too long for this model; start a new session or "
@@ -317,11 +323,14 @@ def classify(
     model: str = "",
     provider: str | None = None,
     env_var: str | None = None,
+    url: str | None = None,
 ) -> LLMError:
-    """Classify `exc` into an LLMError with a one-line, key-free, actionable message.
+    """Classify `exc` into an LLMError: a one-line, key-free message (the cause, and for a
+    connection the URL tried) and a hint saying what to do, empty when it would only repeat
+    the message. No library class name, object repr or LiteLLM tip reaches either.
 
     `provider` (the `providers.<name>` entry) and `env_var` (its standard key variable) make
-    the advice name the exact setting to change.
+    the advice name the exact setting to change; `url` is the apiBase the call went to.
     """
     if isinstance(exc, LLMError):
         return exc
@@ -330,7 +339,8 @@ def classify(
     status = _status(exc)
     headers = _headers(exc)
     cause = _CAUSES[kind]
-    if isinstance(exc, types["midstream"]):
+    midstream = isinstance(exc, types["midstream"])
+    if midstream:
         status = None  # LiteLLM puts a made-up 500 on every mid-stream failure
         if kind == "connection":
             cause = "The response stream broke off before it finished"
@@ -356,8 +366,6 @@ def classify(
     if _unrouted(exc):  # LiteLLM's long how-to, cut mid-word: say it in a few words
         cause, status = "Unknown model", None
         detail = "LiteLLM cannot tell which provider serves it; add a provider prefix"
-    if kind == "internal":
-        detail = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     where = ", ".join(p for p in (model, f"HTTP {status}" if status else "") if p)
     retry_after = parse_retry_after(headers) if kind in _TRANSIENT else None
     action = _ACTIONS[kind].format(
@@ -365,13 +373,24 @@ def classify(
     )
     if retry_after is not None:
         action = f"retry after {retry_after:g} s"
+    hint = action[0].upper() + action[1:] + "."
+    transient = kind in _TRANSIENT
+    if kind == "connection" and not midstream:
+        chain = list(_chain(exc))
+        tried = url or request_url(chain)
+        described = connection_cause(chain, tried)
+        if described is not None:
+            detail, failure = described
+            setting = f"providers.{provider}.apiBase" if provider else "the provider's apiBase"
+            hint = connection_hint(failure, tried, setting)
+            # Nothing listens on this machine's port: a retry 2 s later finds the same.
+            transient = not (failure == "refused" and is_loopback(tried))
     message = cause + (f" ({where})" if where else "") + (f": {detail}" if detail else "")
-    message = scrub(" ".join(f"{message} — {action}.".split()))
     return LLMError(
-        message,
+        scrub(" ".join(message.split())).rstrip(".") + ".",
         kind=kind,
-        transient=kind in _TRANSIENT,
+        transient=transient,
         status=status,
         retry_after=retry_after,
-        hint=scrub(action[0].upper() + action[1:] + "."),
+        hint=scrub(hint),
     )

@@ -1,4 +1,4 @@
-"""Is a model name one LiteLLM can route? Checked before the first call, offline.
+"""Is a model name one LiteLLM can route, or the server serves? Checked before the first call.
 
 `--model nonsense-model` used to reach LiteLLM, fail inside the call and come back as a cut
 provider error. `unknown_model()` asks LiteLLM's own provider resolution first (no network:
@@ -6,7 +6,10 @@ provider error. `unknown_model()` asks LiteLLM's own provider resolution first (
 models (difflib over LiteLLM's local model map). Names picobot routes itself pass without
 LiteLLM: `demo`, a provider prefix picobot knows (`openai/anything`), and any name when the
 provider entry it routes to has an `apiBase` (an OpenAI-compatible server decides its own
-names). Everything else imports LiteLLM: call it from a thread in the TUI.
+names: it is asked for them, `GET /models`, core/llm/served_models.py). A bare name LiteLLM
+routes by its start but does not know, one edit away from a name it knows
+(`claude-sonet-4-5`), is a typo: "did you mean", before any key check. Everything else
+imports LiteLLM: call it from a thread in the TUI.
 """
 
 from __future__ import annotations
@@ -18,8 +21,14 @@ from typing import Any
 
 from picobot_tui.core.llm.client import load_litellm, provider_for, resolve_route
 from picobot_tui.core.llm.demo import DEMO_MODEL, is_demo
+from picobot_tui.core.llm.served_models import served_models, served_name, serves
 from picobot_tui.core.settings import CoreSettings
-from picobot_tui.core.shapes.providers import MODEL_PREFIXES, PROVIDER_NAMES
+from picobot_tui.core.shapes.providers import MODEL_PREFIXES, OPENAI_COMPATIBLE, PROVIDER_NAMES
+
+TYPO_CUTOFF = 0.9
+"""How close (difflib's ratio) a name LiteLLM does not know must be to one it knows to be
+called a typo: one letter in a name of ten or more (`claude-sonet-4-5` is 0.97). Looser
+matches are only suggestions; a newer model than LiteLLM's map passes with a prefix."""
 
 _LOCK = threading.Lock()
 _KNOWN: dict[str, tuple[str, ...]] = {}
@@ -92,18 +101,62 @@ def needs_litellm(settings: CoreSettings, model: str) -> bool:
     return "api_base" not in resolve_route(settings, model).kwargs
 
 
+def _served_problem(settings: CoreSettings, model: str, how: str) -> str | None:
+    """`unknown model …` when the OpenAI-compatible server `model` routes to lists its
+    models and `model` is not one of them; None when it is, or the server gave no list."""
+    route = resolve_route(settings, model)
+    base = route.kwargs.get("api_base")
+    if not base or route.provider not in OPENAI_COMPATIBLE:
+        return None
+    key = route.kwargs.get("api_key")
+    ids = served_models(base, key, route.kwargs.get("extra_headers"))
+    name = served_name(route.model)
+    if ids is None or serves(ids, name):
+        return None
+    close = close_names(name, ids)
+    offer = close or list(ids[:10])
+    listed = ", ".join(f"`{i}`" for i in offer) + (" …" if not close and len(ids) > 10 else "")
+    said = f"Did you mean {listed.replace(', ', ' or ')}?" if close else f"It serves {listed}."
+    return (
+        f"unknown model `{model}`: the server at {base} (providers.{route.provider}.apiBase) "
+        f"does not serve `{name}`. {said} Use one of its names ({how} NAME"
+        + (", or agents.defaults.model)." if how == "--model" else ").")
+    )
+
+
+def _typo(litellm: ModuleType, model: str) -> list[str]:
+    """Known names `model` is a near-typo of, when LiteLLM does not know `model` itself."""
+    if "/" in model or model in _all_names(litellm):
+        return []
+    return difflib.get_close_matches(model, list(_all_names(litellm)), n=2, cutoff=TYPO_CUTOFF)
+
+
 def unknown_model(settings: CoreSettings, model: str, *, how: str = "--model") -> str | None:
-    """The user-facing message when LiteLLM cannot route `model` (None when it can). `how`
-    is the way to name another model where the message is shown (`--model`, `/model`).
-    May import LiteLLM (3-4 s the first time)."""
+    """The user-facing message when LiteLLM cannot route `model`, or the server it goes to
+    does not serve it (None when fine). `how` is the way to name another model where the
+    message is shown (`--model`, `/model`). May import LiteLLM (3-4 s the first time) and
+    ask an OpenAI-compatible server for its models (at most 2 s, once a process)."""
     if not model.strip():
         return f"the model name is empty: pass {how} NAME (e.g. openai/gpt-4o-mini or demo)."
+    if is_demo(model):
+        return None
+    if problem := _served_problem(settings, model, how):
+        return problem
     if not needs_litellm(settings, model):
         return None
     litellm = load_litellm()
     route = resolve_route(settings, model)
+    known = provider_for(model)
     if _resolves(litellm, route.model, route.kwargs.get("custom_llm_provider")):
-        return None
+        typos = _typo(litellm, model)
+        if not typos:
+            return None
+        mean = " or ".join(f"`{g}`" for g in typos)
+        return (
+            f"unknown model `{model}`: LiteLLM does not know it. Did you mean {mean}? "
+            f"If it is newer than LiteLLM's list, name its provider: `{known or 'openai'}/"
+            f"{model}`."
+        )
     prefix, sep, rest = model.partition("/")
     if sep:
         providers = [*MODEL_PREFIXES, *(str(p) for p in getattr(litellm, "provider_list", ()))]
@@ -111,7 +164,6 @@ def unknown_model(settings: CoreSettings, model: str, *, how: str = "--model") -
         what = f"`{prefix}` is not a provider LiteLLM knows"
     else:
         guesses = close_names(model, _all_names(litellm))
-        known = provider_for(model)
         if known and not guesses:  # a name newer than LiteLLM's map: the prefix routes it
             guesses.append(f"{known}/{model}")
         what = "LiteLLM cannot tell which provider serves it"
@@ -119,7 +171,6 @@ def unknown_model(settings: CoreSettings, model: str, *, how: str = "--model") -
     return (
         f"unknown model `{model}`: {what}."
         + (f" Did you mean {mean}?" if guesses else "")
-        + f" Name the provider as a prefix (e.g. `openai/{rest or model}`), set "
-        "providers.custom.apiBase for an OpenAI-compatible server, or use "
-        f"`{how} {DEMO_MODEL}`."
+        + f" Name the provider as a prefix (e.g. `openai/{rest or model}`, which goes to "
+        f"providers.openai.apiBase when it is set), or use `{how} {DEMO_MODEL}`."
     )

@@ -165,6 +165,31 @@ def _cwd_on_sys_path(args: list[str]) -> bool:
     return True
 
 
+PASSED_ON = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+)
+"""Variables a stdio server gets from picobot's environment beyond the SDK's few (HOME,
+LOGNAME, PATH, SHELL, TERM, USER), in both cases: what TLS and proxies need. Without them
+`uvx mcp-server-time` behind a private CA failed its download with a certificate error
+("Connection closed" was all one saw). None of them holds a secret picobot scrubs for:
+a proxy URL with a password in it is the user's own choice of how to reach the network."""
+
+
+def passed_on(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The TLS and proxy variables of `environ` (os.environ) a stdio server inherits."""
+    environ = dict(os.environ) if environ is None else environ
+    names = [*PASSED_ON, *(n.lower() for n in PASSED_ON)]
+    return {n: environ[n] for n in names if n in environ}
+
+
 def plan_stdio(config: McpServerConfig, workspace: Path, default_cwd: Path) -> StdioLaunch:
     """How to start `config`'s server for `workspace` (resolved); LaunchRefused when it
     would be started from the workspace without `cwd` saying so, or cannot be found."""
@@ -172,7 +197,7 @@ def plan_stdio(config: McpServerConfig, workspace: Path, default_cwd: Path) -> S
     workspace = workspace.resolve()
     cwd, explicit = _cwd(config, workspace, default_cwd)
     allowed = explicit and _inside(cwd, workspace)
-    env = dict(config.env)
+    env = {**passed_on(), **config.env}  # the server's own `env` wins
     raw_path = env.get("PATH", os.environ.get("PATH", os.defpath))
     # An empty PATH means the current directory to a program's own lookups: never that.
     env["PATH"] = safe_path(raw_path, workspace, allow_workspace=allowed) or os.defpath

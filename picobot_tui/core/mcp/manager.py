@@ -48,11 +48,19 @@ class McpManager:
         registry: ToolRegistry | None,
         connect_timeout: float,
         scrub: Callable[[str], str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.registry = registry
         self.connect_timeout = connect_timeout
         self.servers = {
-            name: McpServer(name, config, workspace=workspace, on_change=self._changed, scrub=scrub)
+            name: McpServer(
+                name,
+                config,
+                workspace=workspace,
+                on_change=self._changed,
+                scrub=scrub,
+                log_path=log_path,
+            )
             for name, config in servers.items()
         }
         self.held: str | None = None

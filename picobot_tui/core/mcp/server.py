@@ -85,8 +85,24 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     text = " ".join(str(exc).split())
-    name = type(exc).__name__
-    return f"{name}: {text}" if text else name
+    if text.lower() == "connection closed":  # the SDK's MCPError when the process ended
+        return "the server closed the connection during the handshake (it exited)"
+    # The words only: a class name (MCPError, ConnectError) tells a user nothing.
+    return text or f"no reason given ({type(exc).__name__})"
+
+
+TAIL_SHOWN = 3
+"""Lines of a failed server's stderr shown with its error (the log keeps the last 20)."""
+
+
+def with_stderr(reason: str, tail: list[str], log_path: Path | None) -> str:
+    """`reason`, the last lines the server wrote on stderr, and where the rest is: the
+    cause is usually there (a TLS error, a missing module), not in the protocol's words."""
+    where = str(log_path) if log_path is not None else "picobot.log"
+    if not tail:  # never started (command not found), or silent: nothing to point at
+        return reason
+    lines = " / ".join(f"«{line[:300]}»" for line in tail[-TAIL_SHOWN:])
+    return f"{reason}; its stderr ended with: {lines} (all of it: {where})"
 
 
 class McpServer:
@@ -102,8 +118,11 @@ class McpServer:
         handshake_limit: float = HANDSHAKE_LIMIT,
         default_cwd: Path | None = None,
         scrub: Callable[[str], str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.name = name
+        self.log_path = log_path
+        """The log file its stderr is copied to, named with its errors."""
         self.config = config
         self.workspace = workspace
         self.default_cwd = default_cwd or mcp_cwd()
@@ -254,8 +273,7 @@ class McpServer:
             await asyncio.to_thread(stderr.wait_closed, STDERR_DRAIN)
             self.stderr_tail = [self.scrub(terminal_safe(line)) for line in stderr.tail()]
         if lost is not None:
-            if self.stderr_tail:
-                lost = f"{lost}; its last stderr line: {self.stderr_tail[-1][:300]}"
+            lost = with_stderr(lost, self.stderr_tail, self.log_path)
             log.warning("MCP server %s failed: %s", self.name, lost)
             self._set("failed", lost)
 
