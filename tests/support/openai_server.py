@@ -62,8 +62,9 @@ from tests.support.openai_steps import (  # noqa: F401  (re-exported)
 
 # -- server ---------------------------------------------------------------------------------
 
-MODELS = ("test-model",)
-"""The models the server lists by default: every name the suite sends it must be one."""
+MODELS = ("test-model", "bench-model")
+"""The models the server lists by default: every name the suite (and bench/, whose model is
+`openai/bench-model`) sends it must be one."""
 
 
 @dataclass
