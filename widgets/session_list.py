@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from rich.console import JustifyMethod
@@ -32,7 +33,12 @@ if TYPE_CHECKING:
 
 NEAR_END = 40  # rows: ask for the next page when the cursor or viewport gets this close
 # Fixed columns; the title takes the rest of the width, cut with an ellipsis.
-COLUMNS = (("updated", "Updated", 16), ("count", "Msgs", 4), ("model", "Model", 16))
+COLUMNS = (
+    ("updated", "Updated", 16),
+    ("count", "Msgs", 4),
+    ("model", "Model", 16),
+    ("workspace", "Workspace", 14),
+)
 MIN_TITLE = 16
 COLUMN_KEYS = ("title", *(key for key, _, _ in COLUMNS))  # the order of `_cells`
 
@@ -66,6 +72,14 @@ def tree_order(infos: Iterable[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     for info in infos:  # on a loop of parents: shown, at the top level
         walk(info, 0)
     return out
+
+
+def workspace_name(path: str | None) -> str:
+    """A workspace as its column shows it: the folder's name ("unknown": an older picobot
+    did not record it)."""
+    if not path:
+        return "unknown"
+    return PurePath(path).name or path
 
 
 def format_time(value: str) -> str:
@@ -212,19 +226,22 @@ class SessionTable(DataTable):
             return None
         return self._infos.get(row_key.value or "")
 
-    def _cells(self, info: SessionInfo) -> tuple[Text, Text, Text, Text]:
+    def _cells(self, info: SessionInfo) -> tuple[Text, Text, Text, Text, Text]:
         # Text, not str: DataTable parses str cells as markup, and titles are user text.
         title = label(info.title or "(untitled)")
         depth = self._depth.get(info.key, 0)
         forked_at = info.forked_at
         if depth or info.parent:
             where = f" (branch at turn {forked_at})" if forked_at else " (branch)"
+            if title.startswith("↳ "):  # titled from its parent (branch.py): names the turn
+                title, where = title[2:], ""
             title = "  " * max(0, depth - 1) + "↳ " + title + where
         return (
             Text(title, no_wrap=True, overflow="ellipsis"),
             Text(format_time(info.updated), no_wrap=True),
             Text(str(info.message_count), justify="right", no_wrap=True),
             Text(terminal_safe(info.model or "—"), no_wrap=True, overflow="ellipsis"),
+            Text(label(workspace_name(info.workspace)), no_wrap=True, overflow="ellipsis"),
         )
 
     # ---- events ---------------------------------------------------------------------------

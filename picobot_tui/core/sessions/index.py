@@ -4,8 +4,10 @@ Each line is a partial entry `{"key": ..., <fields>}`; folding the file in order
 fields win per key, and `{"key": ..., "deleted": true}` drops the key. Partial entries let a
 rename in one process and appends in another never overwrite each other's fields.
 
-Fields: created, model, source (the front end that started it), title (explicit rename or
-null), auto_title (first user message), updated, message_count, size (of the session file
+Fields: created, model, source (the front end that started it), workspace (the resolved
+folder it was started in; null or absent: unknown, an older picobot's), answered (whether
+the model ever answered: `list` and `latest` skip a session without one), title (explicit
+rename or null), auto_title (first user message), updated, message_count, size (of the session file
 when the line was written: a line with a smaller size than the folded entry is stale and
 ignored, whatever order lines land in).
 
@@ -40,7 +42,9 @@ INDEX_NAME = "index.jsonl"
 LOCK_NAME = "index.lock"
 COMPACT_MIN_BYTES = 64 * 1024  # below this, appends never trigger a compaction
 COMPACT_MIN_LINES = 32
-REQUIRED = ("created", "updated", "message_count")
+# An entry without `answered` (an older picobot's index) is scanned once from its file, so
+# a leftover from a failed run is recognised as one; the index is only a cache.
+REQUIRED = ("created", "updated", "message_count", "answered")
 
 Entry = dict[str, Any]
 
@@ -50,6 +54,7 @@ Entry = dict[str, Any]
 MAX_TEXT = 1024  # titles are cut to 200 characters, auto titles to 60
 MAX_COUNT = 10**9
 MAX_SIZE = 1 << 50  # 1 PiB: anything larger is junk, not a session file
+MAX_PATH = 4096  # PATH_MAX on Linux: a workspace path longer than this is junk
 
 
 def _text_or_none(v: Any) -> bool:
@@ -68,6 +73,8 @@ _FIELDS: dict[str, Callable[[Any], bool]] = {
     "model": _text_or_none,
     "source": _text_or_none,
     "parent": _text_or_none,
+    "workspace": lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_PATH),
+    "answered": lambda v: isinstance(v, bool),
     "forked_at": lambda v: v is None or _int_in(v, MAX_COUNT),
     "message_count": lambda v: _int_in(v, MAX_COUNT),
     "size": lambda v: _int_in(v, MAX_SIZE),
