@@ -214,7 +214,7 @@ def _check_source(source: str | None) -> None:
         _fail(f"--source: unknown source {source!r}; use {' or '.join(SOURCE_FILTERS)}", EXIT_USAGE)
 
 
-def _short_path(path: str | None, width: int = 24) -> str:
+def _short_path(path: str | None, width: int = 40) -> str:
     """A workspace as a column shows it: ~ for the home, the end kept when it is long."""
     if not path:
         return "unknown"  # started by a picobot that did not record it
@@ -270,14 +270,16 @@ def sessions_list(
     from picobot_tui.core.textsafe import terminal_safe
     from picobot_tui.core.visible import label
 
-    typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} {'WORKSPACE':<24} TITLE")
-    for i in infos:
+    places = [_short_path(i.workspace) for i in infos]
+    wide = max(len("WORKSPACE"), *map(len, places))
+    typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} {'WORKSPACE':<{wide}} TITLE")
+    for i, place in zip(infos, places, strict=True):
         updated = i.updated[:19].replace("T", " ")
         mark = "" if i.answered else "[no answer] "
         # Titles come from messages (a model's or a --json client's text): no raw escapes.
         line = (
             f"{i.key:<34} {updated:<19} {i.message_count:>5}  {(i.model or '-'):<22.22} "
-            f"{_short_path(i.workspace):<24} {mark}{label(i.title)}"
+            f"{label(place):<{wide}} {mark}{label(i.title)}"
         )
         typer.echo(terminal_safe(line))
 
