@@ -151,6 +151,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         with Horizontal(id="browser-body"):
             table = SessionTable(id="session-table")
             table.border_title = self._table_title()
+            table.show_workspaces(self._mixed)
             yield table
             preview = SessionPreview(id="session-preview")
             preview.border_title = "Preview"
@@ -456,6 +457,11 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         """The workspace filter: the store's workspace while on "here", else None (all)."""
         return self.store.workspace if self._here else None
 
+    @property
+    def _mixed(self) -> bool:
+        """Sessions of every folder are listed, and the store knows which one is this."""
+        return self.workspace is None and self.store.workspace is not None
+
     def _table_title(self) -> str:
         label = SOURCE_CYCLE[self._source_index][1]
         title = "Sessions" if self.source is None else f"Sessions · {label} only"
@@ -482,6 +488,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
     def _restart_listing(self) -> None:
         """Start the listing (and a filter's search) over after a filter changed."""
         self.table.border_title = self._table_title()
+        self.table.show_workspaces(self._mixed)
         self._listing_generation += 1
         self._browse, self._backlog, self._known = [], deque(), set()
         self._offset, self._complete, self._fetching, self._want_more = 0, False, False, False
