@@ -53,4 +53,7 @@ def resume_hint(app: PicobotApp) -> str | None:
         return None
     from picobot_tui.tui.session_switcher import short_key
 
-    return f"Resume this session with: picobot agent --session {short_key(session.key)}"
+    hint = f"Resume this session with: picobot agent --session {short_key(session.key)}"
+    if not session.info.answered:  # a failed first turn: the message is kept, unlisted
+        hint += " (no answer yet: `picobot sessions list --all` lists it)"
+    return hint

@@ -80,3 +80,29 @@ async def test_a_branch_row_shows_the_title_from_its_parent(tmp_path):
         screen = await ready(pilot, 2)
         assert screen.table.keys == ["cli:trip", child]  # under its parent
         assert cell(screen, child, "title") == "↳ plan the trip, from turn 2"
+
+
+# -- `--session latest` in the app: this workspace's, or another's with a warning ----------
+
+
+async def test_latest_in_the_app_is_this_workspaces_and_says_when_it_is_not(settings):
+    from tests.tui.app_support import make_app, wait_for
+
+    here = str(settings.workspace_path)
+    sdir = settings.sessions_dir
+    add_session(SessionStore(sdir, workspace=here), "cli:mine", chat("mine", "ok"))
+    add_session(SessionStore(sdir, workspace=B), "cli:theirs", chat("theirs, newer", "ok"))
+    app = make_app(settings, session="latest")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.sessions.session is not None, "the resume")
+        assert app.sessions.key == "cli:mine"
+        assert not [n for n in app._notifications if "this workspace" in n.message]
+    app.sessions_close()
+    (sdir / "cli_mine.jsonl").unlink()
+    again = make_app(settings, session="latest")
+    async with again.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: again.sessions.session is not None, "the resume")
+        assert again.sessions.key == "cli:theirs"
+        said = [n.message for n in again._notifications]
+        assert any(f"no session in this workspace ({here})" in m and B in m for m in said)
+    again.sessions_close()
