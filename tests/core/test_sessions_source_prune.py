@@ -52,7 +52,11 @@ def test_list_and_search_filter_by_source(store: SessionStore) -> None:
     every = {i.key for i in store.list(unanswered=True)}
     assert every == {"cli:old", "cli:tui", "cli:m", "cli:j", "lib:a"}
     assert [i.key for i in store.list(unanswered=True, source="tui")] == ["cli:tui"]
-    assert {i.key for i in store.list(unanswered=True, source="headless")} == {"cli:m", "cli:j", "lib:a"}
+    assert {i.key for i in store.list(unanswered=True, source="headless")} == {
+        "cli:m",
+        "cli:j",
+        "lib:a",
+    }
     # Paging applies within the filter.
     assert len(store.list(unanswered=True, limit=2, source="headless")) == 2
     assert len(store.list(unanswered=True, limit=2, offset=2, source="headless")) == 1

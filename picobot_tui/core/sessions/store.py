@@ -42,6 +42,9 @@ log = logging.getLogger("picobot")
 REBUILD_BULK = 32  # more discoveries than this at once: write a fresh index instead of appends
 
 
+Infos = list[SessionInfo]  # named outside the class, whose `list` method would shadow it
+
+
 class SessionStore:
     def __init__(
         self,
@@ -269,7 +272,7 @@ class SessionStore:
         source: str | None = None,
         workspace: str | None = None,
         unanswered: bool = False,
-    ) -> tuple[list[SessionInfo], int]:
+    ) -> tuple[Infos, int]:
         """`list`, and how many sessions the filters passed that were left out for having
         no answer (0 with `unanswered`)."""
         ranked = self._ranked_from(source, workspace)
