@@ -128,3 +128,14 @@ def test_a_branch_is_titled_from_its_parent_and_keeps_its_workspace(tmp_path: Pa
     assert first in {i.key for i in in_a.list(unanswered=True)}
     with pytest.raises(SessionNotFound):
         SessionStore(tmp_path / "empty").resolve("latest")
+
+
+def test_prune_counts_sessions_without_an_answer(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from picobot_tui.core.sessions.prune import older_than
+
+    store = SessionStore(tmp_path / "sessions", clock=Clock())  # 2025: long ago
+    chat(store, "cli:failed", "never answered")
+    chat(store, "cli:real", "q", "a")
+    assert {i.key for i in older_than(store, timedelta(days=1))} == {"cli:failed", "cli:real"}
