@@ -194,7 +194,14 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         if self._fetching or self._complete:
             return
         self._fetching = True
-        self._fetch_rows(self._offset, limit, self._listing_generation, self.source, self.workspace)
+        self._fetch_rows(
+            self._offset,
+            limit,
+            self._listing_generation,
+            self.source,
+            self.workspace,
+            fallback=self._here_fallback and not self._offset,
+        )
 
     @work(thread=True, group="listing", exit_on_error=False)
     def _fetch_rows(
@@ -204,13 +211,21 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         generation: int,
         source: str | None,
         workspace: str | None,
+        *,
+        fallback: bool = False,
     ) -> None:
+        everywhere = False
         try:
-            rows = self.store.list(limit=limit, offset=offset, source=source, workspace=workspace)
+            if fallback:  # one ranking for both: a second call doubled the time to paint
+                rows, everywhere = self.store.list_here_or_all(limit, source=source)
+            else:
+                rows = self.store.list(
+                    limit=limit, offset=offset, source=source, workspace=workspace
+                )
         except Exception as error:
             self.post_message(_Rows(generation, offset, limit, [], error=str(error)))
         else:
-            self.post_message(_Rows(generation, offset, limit, rows))
+            self.post_message(_Rows(generation, offset, limit, rows, everywhere=everywhere))
 
     @on(_Rows)
     def _rows_fetched(self, message: _Rows) -> None:
@@ -222,11 +237,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
             self._set_status(self._listing_status())
             self.notify(f"Could not list sessions: {message.error}", severity="error")
             return
-        if self._here_fallback and not message.rows and not message.offset:
-            self._here_fallback = False  # nothing here yet: every folder's, said in the title
+        if message.everywhere:  # nothing here yet: every folder's, said in the title
             self._here = False
-            self._restart_listing()
-            return
+            self.table.border_title = self._table_title()
+            self.table.show_workspaces(self._mixed)
         self._here_fallback = False
         self._offset = message.offset + len(message.rows)
         self._complete = message.limit is None or len(message.rows) < message.limit

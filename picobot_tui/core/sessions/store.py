@@ -285,6 +285,17 @@ class SessionStore:
         end = None if limit is None else offset + limit
         return [_to_info(k, e) for k, e in ranked[offset:end]], hidden
 
+    def list_here_or_all(
+        self, limit: int | None = None, *, source: str | None = None
+    ) -> tuple[Infos, bool]:
+        """The first `limit` listed sessions of the store's workspace or, when it has none,
+        of every folder's, ranked once; and True in the second case."""
+        ranked = [(k, e) for k, e in self._ranked_from(source) if _listed(e)]
+        here = self.workspace
+        mine = [(k, e) for k, e in ranked if e.get("workspace") == here] if here else []
+        chosen = mine or ranked
+        return [_to_info(k, e) for k, e in chosen[:limit]], not mine
+
     def search(
         self,
         query: str,
