@@ -176,23 +176,35 @@ def agent(
     raise typer.Exit(code)
 
 
-def _store() -> SessionStore:
+def _store(*, here: bool = False) -> SessionStore:
     # The sessions commands need only the directory, not the settings: loading them would
     # import pydantic-settings (~0.1 s of CPU, a third of `sessions list`), and a typo in
-    # config.json should not stop anyone from listing or exporting their sessions.
+    # config.json should not stop anyone from listing or exporting their sessions. Only
+    # `--here` and `latest` need the workspace, so only they pay for it.
     from picobot_tui.core.paths import sessions_dir
     from picobot_tui.run.session_stores import session_store
 
-    return session_store(sessions_dir())
+    if not here:
+        return session_store(sessions_dir())
+    from picobot_tui.run.workspace import current_workspace
+
+    return session_store(sessions_dir(), workspace=current_workspace())
 
 
 def _resolve(store: SessionStore, raw: str) -> str:
     from picobot_tui.core.sessions import SessionError
 
     try:
-        return store.resolve(raw)
+        if raw.strip().lower() != "latest":
+            return store.resolve(raw)
+        key, note = _store(here=True).resolve_with_note(raw)  # this workspace's first
     except SessionError as e:
         _fail(str(e), EXIT_USAGE)
+    if note:
+        from picobot_tui.core.textsafe import terminal_safe
+
+        typer.echo(terminal_safe(f"picobot: {note}"), err=True)
+    return key
 
 
 def _check_source(source: str | None) -> None:
@@ -200,6 +212,16 @@ def _check_source(source: str | None) -> None:
 
     if source is not None and source not in SOURCE_FILTERS:
         _fail(f"--source: unknown source {source!r}; use {' or '.join(SOURCE_FILTERS)}", EXIT_USAGE)
+
+
+def _short_path(path: str | None, width: int = 40) -> str:
+    """A workspace as a column shows it: ~ for the home, the end kept when it is long."""
+    if not path:
+        return "unknown"  # started by a picobot that did not record it
+    home = str(Path.home())
+    if path == home or path.startswith(home + "/"):
+        path = "~" + path[len(home) :]
+    return path if len(path) <= width else "…" + path[-(width - 1) :]
 
 
 @sessions_app.command("list")
@@ -210,34 +232,54 @@ def sessions_list(
         str | None,
         typer.Option(help="Only sessions started by this front end: tui or headless."),
     ] = None,
+    here: Annotated[bool, typer.Option("--here", help="Only sessions of this workspace.")] = False,
+    show_all: Annotated[
+        bool,
+        typer.Option("--all", help="Also sessions without an answer (a run that failed first)."),
+    ] = False,
 ) -> None:
     """List sessions, newest first."""
     import json
     from dataclasses import asdict
 
     _check_source(source)
-    infos = _store().list(limit=limit, source=source)
+    store = _store(here=here)
+    infos, hidden = store.list_counted(
+        limit=limit, source=source, workspace=store.workspace, unanswered=show_all
+    )
+    if hidden:
+        # On stderr: stdout stays the listing (or the JSON lines) a script reads.
+        noun = "session" if hidden == 1 else "sessions"
+        typer.echo(
+            f"picobot: {hidden} {noun} with no answer yet not shown (a run that failed "
+            "before the model answered): `picobot sessions list --all` lists them",
+            err=True,
+        )
     if json_out:
         for info in infos:
             typer.echo(json.dumps(asdict(info)))
         return
     if not infos:
+        where = f" in {store.workspace}" if store.workspace else ""
         typer.echo(
-            f"No {source} sessions."
+            f"No {source} sessions{where}."
             if source
-            else "No sessions yet. Start one with `picobot agent`."
+            else f"No sessions{where} yet. Start one with `picobot agent`."
         )
         return
     from picobot_tui.core.textsafe import terminal_safe
     from picobot_tui.core.visible import label
 
-    typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} TITLE")
-    for i in infos:
+    places = [_short_path(i.workspace) for i in infos]
+    wide = max(len("WORKSPACE"), *map(len, places))
+    typer.echo(f"{'ID':<34} {'UPDATED':<19} {'MSGS':>5}  {'MODEL':<22} {'WORKSPACE':<{wide}} TITLE")
+    for i, place in zip(infos, places, strict=True):
         updated = i.updated[:19].replace("T", " ")
+        mark = "" if i.answered else "[no answer] "
         # Titles come from messages (a model's or a --json client's text): no raw escapes.
         line = (
             f"{i.key:<34} {updated:<19} {i.message_count:>5}  {(i.model or '-'):<22.22} "
-            f"{label(i.title)}"
+            f"{label(place):<{wide}} {mark}{label(i.title)}"
         )
         typer.echo(terminal_safe(line))
 
@@ -251,7 +293,8 @@ def sessions_search(query: str, limit: Annotated[int, typer.Option(min=1)] = 20)
     found = False
     for info in _store().search(query, limit=limit):
         found = True
-        line = f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {label(info.title)}"
+        mark = "" if info.answered else "[no answer] "
+        line = f"{info.key:<34} {info.updated[:19].replace('T', ' ')}  {mark}{label(info.title)}"
         typer.echo(terminal_safe(line))
     if not found:
         typer.echo(f"No session mentions {query!r}.")

@@ -10,7 +10,9 @@ session, so one call beats many) and goes into the table a page at a time from m
 worker that streams batches back as messages; every keystroke cancels the running search and
 restarts it after a short debounce. Rename, delete and export run in workers too.
 Ctrl+F cycles a source filter (all, TUI, headless) that both the listing and the search
-apply in the store; the table's title names it.
+apply in the store; the table's title names it. Ctrl+O switches between this workspace's
+sessions (the default when the store knows the workspace and it has any) and every
+folder's.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         Binding("ctrl+d", "delete", "Delete"),
         Binding("ctrl+e", "export", "Export"),
         Binding("ctrl+f", "cycle_source", "Source"),
+        Binding("ctrl+o", "toggle_here", "Here/all"),
         Binding("escape", "close", "Close"),
         Binding("ctrl+s", "close", "Close", show=False),
         # Arrow keys move through the list even while typing in the filter.
@@ -123,6 +126,10 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self._want_more = False  # the user reached the end before the rest arrived
         self._listing_generation = 0  # a new source filter drops rows fetched for the old one
         self._source_index = 0  # into SOURCE_CYCLE
+        # Only this workspace's sessions, when the store knows it; an empty first page
+        # falls back to all once (a new folder should not open on an empty list).
+        self._here = store.workspace is not None
+        self._here_fallback = self._here
         # Filter.
         self._query = ""
         self._search_generation = 0
@@ -144,6 +151,7 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         with Horizontal(id="browser-body"):
             table = SessionTable(id="session-table")
             table.border_title = self._table_title()
+            table.show_workspaces(self._mixed)
             yield table
             preview = SessionPreview(id="session-preview")
             preview.border_title = "Preview"
@@ -186,18 +194,38 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         if self._fetching or self._complete:
             return
         self._fetching = True
-        self._fetch_rows(self._offset, limit, self._listing_generation, self.source)
+        self._fetch_rows(
+            self._offset,
+            limit,
+            self._listing_generation,
+            self.source,
+            self.workspace,
+            fallback=self._here_fallback and not self._offset,
+        )
 
     @work(thread=True, group="listing", exit_on_error=False)
     def _fetch_rows(
-        self, offset: int, limit: int | None, generation: int, source: str | None
+        self,
+        offset: int,
+        limit: int | None,
+        generation: int,
+        source: str | None,
+        workspace: str | None,
+        *,
+        fallback: bool = False,
     ) -> None:
+        everywhere = False
         try:
-            rows = self.store.list(limit=limit, offset=offset, source=source)
+            if fallback:  # one ranking for both: a second call doubled the time to paint
+                rows, everywhere = self.store.list_here_or_all(limit, source=source)
+            else:
+                rows = self.store.list(
+                    limit=limit, offset=offset, source=source, workspace=workspace
+                )
         except Exception as error:
             self.post_message(_Rows(generation, offset, limit, [], error=str(error)))
         else:
-            self.post_message(_Rows(generation, offset, limit, rows))
+            self.post_message(_Rows(generation, offset, limit, rows, everywhere=everywhere))
 
     @on(_Rows)
     def _rows_fetched(self, message: _Rows) -> None:
@@ -209,6 +237,11 @@ class SessionBrowserScreen(Screen[BrowserResult]):
             self._set_status(self._listing_status())
             self.notify(f"Could not list sessions: {message.error}", severity="error")
             return
+        if message.everywhere:  # nothing here yet: every folder's, said in the title
+            self._here = False
+            self.table.border_title = self._table_title()
+            self.table.show_workspaces(self._mixed)
+        self._here_fallback = False
         self._offset = message.offset + len(message.rows)
         self._complete = message.limit is None or len(message.rows) < message.limit
         # Sessions created meanwhile shift the offsets: skip rows already fetched.
@@ -286,17 +319,19 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         self._search_generation += 1
         self._searching = True
         self._search_fresh = True
-        self._search(query, self._search_generation, self.source)
+        self._search(query, self._search_generation, self.source, self.workspace)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, query: str, generation: int, source: str | None) -> None:
+    def _search(
+        self, query: str, generation: int, source: str | None, workspace: str | None
+    ) -> None:
         worker = get_current_worker()
         hits = None
         batch: list[SessionInfo] = []
         sent_any = False
         last = time.monotonic()
         try:
-            hits = self.store.search(query, limit=SEARCH_LIMIT, source=source)
+            hits = self.store.search(query, limit=SEARCH_LIMIT, source=source, workspace=workspace)
             for info in hits:
                 if worker.is_cancelled:
                     return
@@ -359,6 +394,8 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         if info is None:
             if self._query:
                 note = ""
+            elif self.workspace is not None:
+                note = "No sessions in this workspace (ctrl+o: every folder's)."
             elif self.source is None:
                 note = "No sessions yet."
             else:
@@ -429,15 +466,43 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         """The source filter (a SOURCE_FILTERS name of the store), None for every session."""
         return SOURCE_CYCLE[self._source_index][0]
 
+    @property
+    def workspace(self) -> str | None:
+        """The workspace filter: the store's workspace while on "here", else None (all)."""
+        return self.store.workspace if self._here else None
+
+    @property
+    def _mixed(self) -> bool:
+        """Sessions of every folder are listed, and the store knows which one is this."""
+        return self.workspace is None and self.store.workspace is not None
+
     def _table_title(self) -> str:
         label = SOURCE_CYCLE[self._source_index][1]
-        return "Sessions" if self.source is None else f"Sessions · {label} only"
+        title = "Sessions" if self.source is None else f"Sessions · {label} only"
+        if self.workspace is not None:
+            return f"{title} · this workspace (ctrl+o: all)"
+        if self.store.workspace is not None:
+            return f"{title} · all workspaces"
+        return title
 
     def action_cycle_source(self) -> None:
         """All → TUI → headless (-m, --json, the library) → all: the listing starts over
         from the store, and a filter in the field searches again within the new source."""
         self._source_index = (self._source_index + 1) % len(SOURCE_CYCLE)
+        self._restart_listing()
+
+    def action_toggle_here(self) -> None:
+        """This workspace's sessions ↔ every folder's (when the store knows the workspace)."""
+        if self.store.workspace is None:
+            self.notify("picobot does not know this workspace: every session is shown.")
+            return
+        self._here, self._here_fallback = not self._here, False
+        self._restart_listing()
+
+    def _restart_listing(self) -> None:
+        """Start the listing (and a filter's search) over after a filter changed."""
         self.table.border_title = self._table_title()
+        self.table.show_workspaces(self._mixed)
         self._listing_generation += 1
         self._browse, self._backlog, self._known = [], deque(), set()
         self._offset, self._complete, self._fetching, self._want_more = 0, False, False, False

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 class Rows(Message):
-    """A page of the listing (`limit` None: the rest of it)."""
+    """A page of the listing (`limit` None: the rest of it). `everywhere`: the first page
+    asked for this workspace's sessions came from every folder's, as it has none."""
 
     def __init__(
         self,
@@ -23,10 +24,11 @@ class Rows(Message):
         limit: int | None,
         rows: list[SessionInfo],
         error: str = "",
+        everywhere: bool = False,
     ) -> None:
         super().__init__()
         self.generation, self.offset, self.limit = generation, offset, limit
-        self.rows, self.error = rows, error
+        self.rows, self.error, self.everywhere = rows, error, everywhere
 
 
 class SearchHits(Message):

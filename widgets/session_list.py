@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from rich.console import JustifyMethod
@@ -32,9 +33,11 @@ if TYPE_CHECKING:
 
 NEAR_END = 40  # rows: ask for the next page when the cursor or viewport gets this close
 # Fixed columns; the title takes the rest of the width, cut with an ellipsis.
+# The last one is the model, or the workspace while sessions of several folders are listed:
+# at 120 columns a fifth column left the title 8 cells, and the preview names both.
 COLUMNS = (("updated", "Updated", 16), ("count", "Msgs", 4), ("model", "Model", 16))
+WORKSPACE_COLUMN = ("workspace", "Workspace", 16)
 MIN_TITLE = 16
-COLUMN_KEYS = ("title", *(key for key, _, _ in COLUMNS))  # the order of `_cells`
 
 
 def tree_order(infos: Iterable[SessionInfo]) -> list[tuple[SessionInfo, int]]:
@@ -66,6 +69,14 @@ def tree_order(infos: Iterable[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     for info in infos:  # on a loop of parents: shown, at the top level
         walk(info, 0)
     return out
+
+
+def workspace_name(path: str | None) -> str:
+    """A workspace as its column shows it: the folder's name ("unknown": an older picobot
+    did not record it)."""
+    if not path:
+        return "unknown"
+    return PurePath(path).name or path
 
 
 def format_time(value: str) -> str:
@@ -106,6 +117,7 @@ class SessionTable(DataTable):
         self._infos: dict[str, SessionInfo] = {}  # insertion order (display: `_order`)
         self._depth: dict[str, int] = {}  # a branch's depth under its parent
         self._title_width = 40
+        self._by_workspace = False  # the last column shows the workspace, not the model
         self._near_end_posted = -1  # row_count when NearEnd was last posted
         self._check_scheduled = False
 
@@ -113,9 +125,21 @@ class SessionTable(DataTable):
         self._add_columns()
         self.watch(self, "scroll_y", self._schedule_check, init=False)
 
+    @property
+    def columns_shown(self) -> tuple[tuple[str, str, int], ...]:
+        """The fixed columns, in order: (key, heading, width)."""
+        return (*COLUMNS[:-1], WORKSPACE_COLUMN) if self._by_workspace else COLUMNS
+
+    def show_workspaces(self, on: bool) -> None:
+        """Show the workspace column instead of the model's (sessions of every folder)."""
+        if on != self._by_workspace:
+            self._by_workspace = on
+            if self.is_mounted:  # else on_mount adds the columns
+                self._rebuild()
+
     def _add_columns(self) -> None:
         self.add_column("Title", key="title", width=self._title_width)
-        for key, heading, width in COLUMNS:
+        for key, heading, width in self.columns_shown:
             justify: JustifyMethod = "right" if key == "count" else "left"
             self.add_column(Text(heading, justify=justify), key=key, width=width)
 
@@ -128,6 +152,10 @@ class SessionTable(DataTable):
         if width == self._title_width:
             return
         self._title_width = width
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """The columns again (a new width, or the workspace column), rows and cursor kept."""
         row = self.cursor_row
         self.clear(columns=True)
         self._add_columns()
@@ -185,7 +213,8 @@ class SessionTable(DataTable):
         if info.key not in self._infos:
             return
         self._infos[info.key] = info
-        for column, cell in zip(COLUMN_KEYS, self._cells(info), strict=True):
+        keys = ("title", *(key for key, _, _ in self.columns_shown))
+        for column, cell in zip(keys, self._cells(info), strict=True):
             self.update_cell(info.key, column, cell)
 
     def remove_session(self, key: str) -> None:
@@ -219,12 +248,20 @@ class SessionTable(DataTable):
         forked_at = info.forked_at
         if depth or info.parent:
             where = f" (branch at turn {forked_at})" if forked_at else " (branch)"
+            if title.startswith("↳ "):  # titled from its parent (branch.py): names the turn
+                title, where = title[2:], ""
             title = "  " * max(0, depth - 1) + "↳ " + title + where
         return (
             Text(title, no_wrap=True, overflow="ellipsis"),
             Text(format_time(info.updated), no_wrap=True),
             Text(str(info.message_count), justify="right", no_wrap=True),
-            Text(terminal_safe(info.model or "—"), no_wrap=True, overflow="ellipsis"),
+            Text(
+                label(workspace_name(info.workspace))
+                if self._by_workspace
+                else terminal_safe(info.model or "—"),
+                no_wrap=True,
+                overflow="ellipsis",
+            ),
         )
 
     # ---- events ---------------------------------------------------------------------------

@@ -108,6 +108,8 @@ def _header(info: SessionInfo | None, count: int) -> list[Content]:
             info.model or "no model",
             f"{count} message{'s' if count != 1 else ''}",
             SOURCE_LABELS.get(info.source or "", ""),
+            f"in {label(info.workspace)}" if info.workspace else "",
+            "" if info.answered else "no answer yet",
         )
         if part
     )

@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
-from picobot_tui.core.events import ErrorEvent, Event, event_to_dict
+from picobot_tui.core.events import ErrorEvent, Event, Notice, event_to_dict
 from picobot_tui.core.loop import STORAGE_ERROR
 from picobot_tui.core.sessions import SessionError
 from picobot_tui.run.config_warnings import print_warnings
@@ -180,10 +180,12 @@ class JsonChannel:
                 # A malformed or unknown id, or `latest` naming the session already open,
                 # must not end the channel: resolve first, then switch only to another one.
                 try:
-                    key = run.runtime.store.resolve(wanted)
+                    key, note = run.runtime.store.resolve_with_note(wanted)
                 except SessionError as e:
                     self.emit_event(ErrorEvent(str(e), "session"))
                     continue
+                if note:  # `latest` from another workspace
+                    self.emit_event(Notice("session", note))
                 if key != run.session.key:
                     try:
                         new = open_session(run.runtime, key, run.runtime.loop.model_name)
@@ -219,6 +221,8 @@ async def _run(opts: RunOptions, yes: bool) -> int:
     with open_run(opts, confirm=channel.confirm, lazy=True, source="json") as run:
         channel.settings, channel.ctx = run.settings, run.runtime.tools.ctx
         print_warnings(run.warnings, sys.stderr)
+        for note in run.notes:
+            channel.emit_event(Notice("session", note))
         task = asyncio.current_task()
         assert task is not None
         install_signal_handlers(task, received)

@@ -48,6 +48,19 @@ def _stores() -> tuple[SessionStore, CheckpointStore]:
     return session_store(sessions_dir()), CheckpointStore(checkpoints_root(picobot_home()))
 
 
+def _resolve(sessions: SessionStore, raw_id: str) -> str:
+    """The key `raw_id` names; `latest` is this workspace's, with a note on stderr when it
+    comes from another one (as for `agent --session latest`)."""
+    if raw_id.strip().lower() != "latest":
+        return sessions.resolve(raw_id)
+    from picobot_tui.run.workspace import current_workspace
+
+    key, note = session_store(sessions.dir, workspace=current_workspace()).latest()
+    if note:
+        _err(f"picobot: {note}")
+    return key
+
+
 def _what(item: FileRestore) -> str:
     if item.target.kind == "absent":
         return f"{item.shown} (removed: the agent created it)"
@@ -65,7 +78,7 @@ def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force:
     if not code and not conversation:
         code = conversation = True
     try:
-        key = sessions.resolve(raw_id)
+        key = _resolve(sessions, raw_id)
         plan = plan_rewind(sessions, store, key, turn)
     except SessionNotFound as e:
         _err(f"picobot: {e}")
@@ -126,7 +139,7 @@ def run_rewind(raw_id: str, turn: int, *, code: bool, conversation: bool, force:
 def run_branch(raw_id: str, turn: int) -> int:
     sessions, store = _stores()
     try:
-        key = sessions.resolve(raw_id)
+        key = _resolve(sessions, raw_id)
         new_key, prompt = branch_session(sessions, store, key, turn)
     except SessionError as e:
         _err(f"picobot: {e}")
@@ -163,7 +176,7 @@ def _colour(text: str) -> str:
 def run_diff(raw_id: str, turn: int | None) -> int:
     sessions, store = _stores()
     try:
-        key = sessions.resolve(raw_id)
+        key = _resolve(sessions, raw_id)
         if turn is not None:
             check_turn(sessions.load_messages(key), turn)
         timeline = load_timeline(store, key)

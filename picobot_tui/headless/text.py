@@ -31,6 +31,7 @@ from picobot_tui.core.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from picobot_tui.core.sessions.listing import short_key
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.visible import label, visible
 from picobot_tui.run.config_warnings import print_warnings
@@ -41,6 +42,7 @@ from picobot_tui.run.signals import install_signal_handlers, signal_exit
 
 if TYPE_CHECKING:
     from picobot_tui.config.remember import Scope
+    from picobot_tui.core.sessions import Session
     from picobot_tui.core.tools.base import ToolContext
 
 OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
@@ -294,6 +296,8 @@ async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
         loaded.append((run.settings, run.runtime.tools.ctx))
         run.runtime.loop.single_turn = True  # no turn follows: core/cache_plan.py
         print_warnings(run.warnings, sys.stderr)
+        for note in run.notes:
+            sys.stderr.write(f"picobot: {terminal_safe(note)}\n")
         outcome = "error"
 
         async def consume() -> None:
@@ -314,9 +318,26 @@ async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
                 await consume()
         except asyncio.CancelledError:
             outcome = "cancelled"
+        if outcome != "final":
+            kept_note(run.session, sys.stderr)
         if received:
             return signal_exit(received)
         return OUTCOME_EXIT.get(outcome, EXIT_ERROR)
+
+
+def kept_note(session: Session, err: IO[str]) -> None:
+    """Where the user's message went when the model never answered: it stays in its
+    session file, which `sessions list` and `latest` skip until it gets an answer."""
+    info = session.info
+    if info.answered or not info.message_count:
+        return
+    short = short_key(info.key)
+    err.write(
+        f"picobot: your message is kept in session {short}, unlisted until it has an answer "
+        f"(`picobot sessions list --all` shows it); resume it with "
+        f"`picobot agent --session {short}`\n"
+    )
+    err.flush()
 
 
 def run_message(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from picobot_tui.config.settings import ConfigError, Settings, load_settings
 from picobot_tui.core.approval import ConfirmFn
@@ -28,6 +28,7 @@ class Run:
     runtime: Runtime
     session: Session
     warnings: list[str]
+    notes: list[str] = field(default_factory=list)  # e.g. where `latest` was found
 
 
 def load_checked_settings(opts: RunOptions) -> tuple[Settings, list[str]]:
@@ -114,17 +115,26 @@ def budget_problem(runtime: Runtime) -> str | None:
 
 
 def open_session(
-    runtime: Runtime, raw: str | None, model: str, *, lazy: bool = False, source: str = "headless"
+    runtime: Runtime,
+    raw: str | None,
+    model: str,
+    *,
+    lazy: bool = False,
+    source: str = "headless",
+    notes: list[str] | None = None,
 ) -> Session:
     """The session to work on: a new one (with `lazy`, its file waits for the first
-    message; `source` names the front end in its header) or the one `raw` names."""
+    message; `source` names the front end in its header) or the one `raw` names. A note
+    for the user (`latest` came from another workspace) is appended to `notes`."""
     store = runtime.store
     try:
         if raw is None:
             key = store.new_key("cli")
             return store.open(key, model=model, create=True, lazy=lazy, source=source)
         try:
-            key = store.resolve(raw)
+            key, note = store.resolve_with_note(raw)
+            if note is not None and notes is not None:
+                notes.append(note)
         except SessionNotFound:
             raise
         except SessionError as e:  # a malformed id: a usage error, like an unknown one
@@ -161,8 +171,9 @@ def open_run(
     if problem:
         # The warnings go with it: a mistyped key (`modle`) is often why there is a problem.
         raise RunError("\n".join([problem, *(f"warning: {w}" for w in warnings)]), EXIT_USAGE)
-    session = open_session(runtime, opts.session, model, lazy=lazy, source=source)
+    notes: list[str] = []
+    session = open_session(runtime, opts.session, model, lazy=lazy, source=source, notes=notes)
     try:
-        yield Run(settings, runtime, session, warnings)
+        yield Run(settings, runtime, session, warnings, notes)
     finally:
         session.close()

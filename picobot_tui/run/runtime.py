@@ -86,7 +86,7 @@ def build_runtime(
     # and is not an implicit $HOME or /.
     ws = check_workspace(settings, create=True)
     scrub = Scrubber(settings.secrets())
-    store = session_store(settings.sessions_dir, scrub=scrub)
+    store = session_store(settings.sessions_dir, scrub=scrub, workspace=ws)
     tracer = Tracer(settings.traces_path, scrub=scrub)
     ctx = ToolContext(
         workspace=ws,

@@ -10,9 +10,15 @@ from pathlib import Path
 from picobot_tui.core.sessions import SessionStore
 
 
-def session_store(sessions_dir: Path, *, scrub: Callable[[str], str] | None = None) -> SessionStore:
+def session_store(
+    sessions_dir: Path,
+    *,
+    scrub: Callable[[str], str] | None = None,
+    workspace: Path | None = None,
+) -> SessionStore:
     """A SessionStore over `sessions_dir` whose `delete` also deletes that session's
-    checkpoints (under `<home>/data/checkpoints`, the home being the folder's parent)."""
+    checkpoints (under `<home>/data/checkpoints`, the home being the folder's parent);
+    `workspace` (resolved) is recorded in new sessions and is where `latest` looks first."""
 
     def delete_checkpoints(key: str) -> None:
         # Imported here: `sessions list` and `--help` never load the checkpoint code.
@@ -20,4 +26,6 @@ def session_store(sessions_dir: Path, *, scrub: Callable[[str], str] | None = No
 
         delete_with_session(sessions_dir, key)
 
-    return SessionStore(sessions_dir, scrub=scrub, on_delete=delete_checkpoints)
+    return SessionStore(
+        sessions_dir, scrub=scrub, on_delete=delete_checkpoints, workspace=workspace
+    )

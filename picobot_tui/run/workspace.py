@@ -64,3 +64,19 @@ def untrusted_note(ws: Path) -> str:
         f"the workspace {ws} is not trusted, so the tools are read-only. Restart picobot "
         "and trust it, or name it with --workspace."
     )
+
+
+def current_workspace(explicit: Path | None = None) -> Path:
+    """The workspace `picobot agent` would use here, resolved: `explicit` (a --workspace),
+    else agents.defaults.workspace, else the current directory. For the sessions commands,
+    which load the settings only for this: a broken config falls back to the current
+    directory rather than stop anyone from listing their sessions."""
+    if explicit is not None:
+        return explicit.expanduser().resolve()
+    from picobot_tui.config.settings import ConfigError, load_settings
+
+    try:
+        settings, _ = load_settings()
+    except ConfigError:
+        return Path.cwd().resolve()
+    return settings.workspace_path

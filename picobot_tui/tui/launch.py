@@ -22,9 +22,11 @@ def run_app(options: RunOptions) -> int:
         from picobot_tui.run.session_stores import session_store
 
         try:
-            options = replace(
-                options, session=session_store(sessions_dir()).resolve(options.session)
-            )
+            store = session_store(sessions_dir())
+            if options.session.strip().lower() == "latest":
+                store.latest()  # checked here; the app picks this workspace's own latest
+            else:
+                options = replace(options, session=store.resolve(options.session))
         except SessionError as e:
             raise RunError(f"{e}", EXIT_USAGE) from None
     from picobot_tui.tui.app import PicobotApp
@@ -51,4 +53,7 @@ def resume_hint(app: PicobotApp) -> str | None:
         return None
     from picobot_tui.tui.session_switcher import short_key
 
-    return f"Resume this session with: picobot agent --session {short_key(session.key)}"
+    hint = f"Resume this session with: picobot agent --session {short_key(session.key)}"
+    if not session.info.answered:  # a failed first turn: the message is kept, unlisted
+        hint += " (no answer yet: `picobot sessions list --all` lists it)"
+    return hint

@@ -100,10 +100,12 @@ class SessionSwitcher:
         if self._busy():
             return False
         try:
-            key = self.store.resolve(raw)
+            key, note = self.store.resolve_with_note(raw)
         except SessionError as e:
             self.notify(str(e), severity="error", timeout=10)
             return False
+        if note:  # `latest` came from another workspace: say so before showing it
+            self.notify(note, severity="warning", timeout=10)
         if self.session is not None and self.session.key == key:
             return True
         self.close()

@@ -172,7 +172,7 @@ def test_a_lazy_session_never_written_leaves_nothing(tmp_path: Path) -> None:
         assert not s.path.exists()
     assert s.closed
     assert sorted(os.listdir(tmp_path / "sessions")) == []
-    assert store.list() == []
+    assert store.list(unanswered=True) == []
 
 
 def test_a_lazy_session_appears_with_its_first_message(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_a_lazy_session_appears_with_its_first_message(tmp_path: Path) -> None:
     key = store.new_key()
     with store.open(key, model="m", lazy=True) as s:
         s.append({"role": "user", "content": "hello"})
-    [info] = store.list()
+    [info] = store.list(unanswered=True)
     assert (info.key, info.model, info.message_count, info.title) == (key, "m", 1, "hello")
     parsed = parse_session_bytes(s.path.read_bytes(), s.path.name)
     assert parsed.meta["key"] == key and parsed.warnings == []

@@ -206,7 +206,7 @@ def test_file_and_dir_modes(tmp_path: Path) -> None:
     try:
         store = SessionStore(sdir)
         make(store, "cli:perm", "hello")
-        store.list()
+        store.list(unanswered=True)
     finally:
         os.umask(old)
     for d in (sdir, sdir.parent, sdir.parent.parent):
@@ -231,8 +231,8 @@ def test_loose_modes_are_tightened(sdir: Path) -> None:
 
 
 def test_resolve(store: SessionStore) -> None:
-    a = make(store, "cli:aaaa1111-20250101-000000", "first")
-    b = make(store, "cli:bbbb2222-20250101-000000", "second")
+    a = make(store, "cli:aaaa1111-20250101-000000", "first", "answer")
+    b = make(store, "cli:bbbb2222-20250101-000000", "second", "answer")
     assert store.resolve("latest") == b
     assert store.resolve(" LATEST ") == b
     assert store.resolve("aaaa1111-20250101-000000") == a
@@ -249,22 +249,25 @@ def test_resolve(store: SessionStore) -> None:
 
 
 def test_resolve_latest_with_no_sessions(store: SessionStore) -> None:
-    with pytest.raises(SessionNotFound, match="no sessions with messages yet"):
+    with pytest.raises(SessionNotFound, match="no sessions with an answer yet"):
         store.resolve("latest")
 
 
 def test_latest_skips_sessions_without_messages(store: SessionStore) -> None:
-    real = make(store, "cli:aaaa1111-20250101-000000", "the real conversation")
-    # An empty session newer than it (an older picobot's idle --json left these behind).
+    real = make(store, "cli:aaaa1111-20250101-000000", "the real conversation", "yes")
+    # An empty session newer than it (an older picobot's idle --json left these behind),
+    # and a run that failed before the model answered (issue 25, point 5).
     empty = store.open("cli:bbbb2222-20250101-000000", create=True)
     empty.close()
+    failed = make(store, "cli:cccc3333-20250101-000000", "never answered")
     assert store.exists("cli:bbbb2222-20250101-000000")
-    assert store.list()[0].key == "cli:bbbb2222-20250101-000000"
+    assert store.list(unanswered=True)[0].key == failed
+    assert [i.key for i in store.list()] == [real]  # neither is listed
     assert store.resolve("latest") == real
     for p in list(store.dir.glob("*.jsonl")):
         if "aaaa1111" in p.name:
             p.unlink()
-    with pytest.raises(SessionNotFound, match="no sessions with messages"):
+    with pytest.raises(SessionNotFound, match=r"no sessions with an answer.*1 without an"):
         store.resolve("latest")
 
 
@@ -276,7 +279,7 @@ def test_list_newest_first_with_fields(store: SessionStore) -> None:
     make(store, "cli:two", "second")
     with store.open("cli:empty", model=None):
         pass
-    infos = store.list()
+    infos = store.list(unanswered=True)
     assert [i.key for i in infos] == ["cli:empty", "cli:two", "cli:one"]
     one = infos[2]
     assert one.message_count == 2 and one.model == "m"
@@ -284,12 +287,12 @@ def test_list_newest_first_with_fields(store: SessionStore) -> None:
     assert one.title.endswith("…")
     assert one.created < one.updated
     assert infos[0].title == "" and infos[0].message_count == 0 and infos[0].model is None
-    assert [i.key for i in store.list(limit=1, offset=1)] == ["cli:two"]
-    assert store.list(limit=0) == []
+    assert [i.key for i in store.list(unanswered=True, limit=1, offset=1)] == ["cli:two"]
+    assert store.list(unanswered=True, limit=0) == []
 
 
 def test_list_empty_store_creates_nothing(sdir: Path) -> None:
-    assert SessionStore(sdir).list() == []
+    assert SessionStore(sdir).list(unanswered=True) == []
     assert not sdir.exists()
 
 
@@ -305,10 +308,10 @@ def test_index_rebuilt_when_deleted(store: SessionStore, sdir: Path) -> None:
     make(store, "cli:a", "alpha", "reply")
     store.rename("cli:a", "Renamed A")
     make(store, "cli:b", "beta")
-    expected = store.list()
+    expected = store.list(unanswered=True)
     (sdir / "index.jsonl").unlink()
     fresh = SessionStore(sdir)
-    assert fresh.list() == expected
+    assert fresh.list(unanswered=True) == expected
     assert (sdir / "index.jsonl").is_file()
     assert {e.get("key") for e in _index_lines(fresh)} >= {"cli:a", "cli:b"}
 
@@ -320,30 +323,30 @@ def test_index_rebuilt_when_deleted(store: SessionStore, sdir: Path) -> None:
 def test_index_rebuilt_when_corrupt(store: SessionStore, sdir: Path, junk: bytes) -> None:
     make(store, "cli:a", "alpha")
     make(store, "cli:b", "beta", "gamma")
-    expected = store.list()
+    expected = store.list(unanswered=True)
     (sdir / "index.jsonl").write_bytes(junk)
-    assert SessionStore(sdir).list() == expected
+    assert SessionStore(sdir).list(unanswered=True) == expected
 
 
 def test_index_partially_corrupt(store: SessionStore, sdir: Path) -> None:
     make(store, "cli:a", "alpha")
     make(store, "cli:b", "beta")
-    expected = store.list()
+    expected = store.list(unanswered=True)
     with open(sdir / "index.jsonl", "ab") as f:
         f.write(b'{"key": "cli:a", "message_count": "garbage\n\xff\xfe\n{"key":')
-    assert SessionStore(sdir).list() == expected
+    assert SessionStore(sdir).list(unanswered=True) == expected
 
 
 def test_file_missing_from_index_is_discovered(store: SessionStore, sdir: Path) -> None:
     make(store, "cli:a", "alpha")
-    store.list()
+    store.list(unanswered=True)
     # A session written by something that never touched the index (or crashed before it).
     (sdir / "cli_manual.jsonl").write_text(
         '{"_type":"meta","key":"cli:manual","created":"2030-01-01T00:00:00.000000Z","model":"x"}\n'
         '{"role":"user","content":"made by hand","ts":"2030-01-01T00:00:01.000000Z"}\n'
     )
     (sdir / "notes.txt").write_text("not a session")
-    infos = store.list()
+    infos = store.list(unanswered=True)
     assert [i.key for i in infos] == ["cli:manual", "cli:a"]
     assert infos[0].title == "made by hand" and infos[0].message_count == 1
     assert infos[0].updated == "2030-01-01T00:00:01.000000Z"
@@ -352,9 +355,9 @@ def test_file_missing_from_index_is_discovered(store: SessionStore, sdir: Path) 
 def test_stale_index_entry_is_dropped(store: SessionStore, sdir: Path) -> None:
     make(store, "cli:a", "alpha")
     make(store, "cli:b", "beta")
-    store.list()
+    store.list(unanswered=True)
     (sdir / "cli_a.jsonl").unlink()  # removed behind the store's back
-    assert [i.key for i in store.list()] == ["cli:b"]
+    assert [i.key for i in store.list(unanswered=True)] == ["cli:b"]
     assert "cli:a" not in {e.get("key") for e in _index_lines(store)}  # compacted away
     with pytest.raises(SessionNotFound):
         store.info("cli:a")
@@ -364,7 +367,7 @@ def test_many_discoveries_write_a_fresh_index(store: SessionStore, sdir: Path) -
     for i in range(40):
         make(store, f"cli:s{i:02d}", f"message {i}")
     (sdir / "index.jsonl").write_bytes(b"")
-    infos = SessionStore(sdir).list()
+    infos = SessionStore(sdir).list(unanswered=True)
     assert [i.key for i in infos] == [f"cli:s{i:02d}" for i in reversed(range(40))]
     lines = _index_lines(store)
     assert lines[0]["_type"] == "header" and lines[0]["live"] == 40
@@ -388,7 +391,7 @@ def test_list_compacts_an_index_full_of_old_lines(store: SessionStore, sdir: Pat
             s.append({"role": "user", "content": f"m{i}"})
     assert len(_index_lines(store)) > 100
     fresh = SessionStore(sdir)
-    assert fresh.list()[0].message_count == 100
+    assert fresh.list(unanswered=True)[0].message_count == 100
     assert len(_index_lines(fresh)) == 2  # header + one entry
 
 
@@ -406,9 +409,9 @@ def test_crash_between_session_and_index_write_is_repaired_on_open(
 def test_incremental_index_reads_see_other_writers(sdir: Path) -> None:
     s1, s2 = SessionStore(sdir, clock=Clock()), SessionStore(sdir)
     make(s1, "cli:a", "alpha")
-    assert [i.key for i in s2.list()] == ["cli:a"]
+    assert [i.key for i in s2.list(unanswered=True)] == ["cli:a"]
     make(s2, "cli:b", "beta")
-    assert {i.key for i in s1.list()} == {"cli:a", "cli:b"}
+    assert {i.key for i in s1.list(unanswered=True)} == {"cli:a", "cli:b"}
     s1.rename("cli:b", "from s1")
     assert s2.info("cli:b").title == "from s1"
 
@@ -429,7 +432,7 @@ def test_rename(store: SessionStore, sdir: Path) -> None:
     # The rename lives in the session file too, so a rebuilt index keeps it.
     store.rename("cli:r", "Kept")
     (sdir / "index.jsonl").unlink()
-    assert SessionStore(sdir).list()[0].title == "Kept"
+    assert SessionStore(sdir).list(unanswered=True)[0].title == "Kept"
     with pytest.raises(SessionNotFound):
         store.rename("cli:missing", "x")
 
@@ -447,7 +450,7 @@ def test_rename_does_not_reorder(store: SessionStore) -> None:
     make(store, "cli:old", "old")
     make(store, "cli:new", "new")
     store.rename("cli:old", "Renamed")
-    assert [i.key for i in store.list()] == ["cli:new", "cli:old"]
+    assert [i.key for i in store.list(unanswered=True)] == ["cli:new", "cli:old"]
 
 
 def test_delete(store: SessionStore, sdir: Path) -> None:
@@ -456,7 +459,7 @@ def test_delete(store: SessionStore, sdir: Path) -> None:
     store.delete("d")
     assert not store.exists("cli:d")
     assert not (sdir / "cli_d.jsonl").exists() and not (sdir / "cli_d.jsonl.lock").exists()
-    assert [i.key for i in store.list()] == ["cli:keep"]
+    assert [i.key for i in store.list(unanswered=True)] == ["cli:keep"]
     with pytest.raises(SessionNotFound):
         store.delete("cli:d")
     # The key can be used again, with nothing left over from before.
@@ -592,7 +595,7 @@ def test_a_stale_scan_landing_late_does_not_win(store: SessionStore, sdir: Path)
         s.append({"role": "user", "content": "three"})
     store._index.append(stale)
     assert store.info("cli:race").message_count == 3
-    assert SessionStore(sdir).list()[0].message_count == 3
+    assert SessionStore(sdir).list(unanswered=True)[0].message_count == 3
     store._index.compact()
     assert SessionStore(sdir).info("cli:race").message_count == 3
 

@@ -141,7 +141,7 @@ for i in range(n):
         for j in range(5):
             s.append({"role": "user", "content": f"{tag} {i} {j} " + "x" * 200})
     if i % 7 == 0:
-        store.list()  # compactions race with the other writers' appends
+        store.list(unanswered=True)  # compactions race with the other writers' appends
 print("done")
 """
 
@@ -157,7 +157,7 @@ def test_concurrent_writers_keep_the_index_consistent(sdir: Path) -> None:
     keys = {f"cli:w{k}-{i}" for k in range(4) for i in range(40)}
     assert set(entries) == keys
     assert all(entries[k]["message_count"] == 5 for k in keys)
-    infos = store.list()
+    infos = store.list(unanswered=True)
     assert len(infos) == 160 and all(i.message_count == 5 for i in infos)
     for line in store._index.path.read_bytes().splitlines():
         json.loads(line)  # every line whole

@@ -33,10 +33,10 @@ def test_the_source_is_in_the_header_the_index_and_the_listing(store: SessionSto
     assert header["_type"] == "meta" and header["source"] == "tui"
     index = [json.loads(line) for line in (store.dir / INDEX_NAME).read_text().splitlines()]
     assert any(e.get("key") == "cli:t" and e.get("source") == "tui" for e in index)
-    assert store.list()[0].source == "tui"
+    assert store.list(unanswered=True)[0].source == "tui"
     # A fresh store with the index gone rebuilds it from the files: the source survives.
     (store.dir / INDEX_NAME).unlink()
-    assert SessionStore(store.dir).list()[0].source == "tui"
+    assert SessionStore(store.dir).list(unanswered=True)[0].source == "tui"
     # Reopening from another front end does not change where it started.
     with store.open("cli:t", source="headless") as s:
         s.append({"role": "user", "content": "again"})
@@ -49,13 +49,17 @@ def test_list_and_search_filter_by_source(store: SessionStore) -> None:
     add(store, "cli:m", "headless", "hi from agent -m")
     add(store, "cli:j", "json", "hi from --json")
     add(store, "lib:a", "library", "hi from the library")
-    every = {i.key for i in store.list()}
+    every = {i.key for i in store.list(unanswered=True)}
     assert every == {"cli:old", "cli:tui", "cli:m", "cli:j", "lib:a"}
-    assert [i.key for i in store.list(source="tui")] == ["cli:tui"]
-    assert {i.key for i in store.list(source="headless")} == {"cli:m", "cli:j", "lib:a"}
+    assert [i.key for i in store.list(unanswered=True, source="tui")] == ["cli:tui"]
+    assert {i.key for i in store.list(unanswered=True, source="headless")} == {
+        "cli:m",
+        "cli:j",
+        "lib:a",
+    }
     # Paging applies within the filter.
-    assert len(store.list(limit=2, source="headless")) == 2
-    assert len(store.list(limit=2, offset=2, source="headless")) == 1
+    assert len(store.list(unanswered=True, limit=2, source="headless")) == 2
+    assert len(store.list(unanswered=True, limit=2, offset=2, source="headless")) == 1
     assert [i.key for i in store.search("hi from", source="tui")] == ["cli:tui"]
     assert {i.key for i in store.search("hi", source="headless")} == {"cli:m", "cli:j", "lib:a"}
 
@@ -65,9 +69,9 @@ def test_a_hand_edited_source_of_the_wrong_type_is_ignored(store: SessionStore) 
     store.dir.mkdir(parents=True)
     meta = {"_type": "meta", "version": 1, "key": "cli:x", "source": ["tui"]}
     path.write_text(json.dumps(meta) + "\n" + json.dumps({"role": "user", "content": "x"}) + "\n")
-    [info] = store.list()
+    [info] = store.list(unanswered=True)
     assert info.source is None
-    assert store.list(source="tui") == []
+    assert store.list(unanswered=True, source="tui") == []
 
 
 def test_exports_go_to_a_private_directory_under_the_home(
@@ -130,5 +134,5 @@ def test_prune_deletes_only_old_sessions_and_keeps_one_in_use(tmp_path: Path) ->
         held.close()
     assert [i.key for i in result.deleted] == ["cli:jan1"]
     assert [i.key for i in result.in_use] == ["cli:jan2"]
-    assert {i.key for i in store.list()} == {"cli:jan2", "cli:jan20"}
+    assert {i.key for i in store.list(unanswered=True)} == {"cli:jan2", "cli:jan20"}
     assert not store.in_use("cli:jan2")

@@ -20,6 +20,7 @@ def add(home: Path, key: str, when: datetime | None, source: str = "headless") -
     store = SessionStore(home / "sessions", clock=clock)
     with store.open(key, model="demo", source=source) as s:
         s.append({"role": "user", "content": f"hi from {key}"})
+        s.append({"role": "assistant", "content": "hello"})  # listed: it has an answer
     return key
 
 

@@ -48,10 +48,11 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
             [path] = session_paths(tmp_path)
             key = check_session_file(path, lock=False).key
             # Five more at once: by id, by `latest`, in --json mode, and the housekeeping
-            # commands that need the session's lock.
+            # commands that need the session's lock. No answer is stored yet, so `latest`
+            # does not name it (issue 25, point 5): refused as a usage error instead.
+            latest = Proc(tmp_path, ["agent", "-m", "two: me too", "--session", "latest"])
             others = {
                 "by id": Proc(tmp_path, ["agent", "-m", "two: me too", "--session", key]),
-                "latest": Proc(tmp_path, ["agent", "-m", "two: me too", "--session", "latest"]),
                 "rename": Proc(tmp_path, ["sessions", "rename", key, "stolen"]),
                 "delete": Proc(tmp_path, ["sessions", "delete", key, "--yes"]),
             }
@@ -59,6 +60,7 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
             js.close_stdin()
             results = {name: (p.finish(timeout=120), p) for name, p in others.items()}
             js_code = js.finish(timeout=120)
+            latest_code = latest.finish(timeout=120)
             assert first.popen.poll() is None, "the first process ended before the others ran"
             first.popen.send_signal(signal.SIGINT)
             assert first.finish(timeout=120) == 130, first.stderr
@@ -72,6 +74,7 @@ def test_a_second_process_on_the_same_session_is_refused_and_the_file_never_inte
         assert code == 1, (name, code, p.stderr)
         assert "in use by another picobot process" in p.stderr and pid in p.stderr, (name, p.stderr)
         assert "Traceback" not in p.stderr, (name, p.stderr)
+    assert latest_code == 2 and "no sessions with an answer yet" in latest.stderr, latest.stderr
     assert js_code == 1 and "in use by another picobot process" in js.stderr
     assert "Traceback" not in js.stderr
     # Only the first process wrote, and its lines are whole.

@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from picobot_tui.core.sessions.files import is_answer
 from tests.reliability import fuzz
 from tests.reliability.support import (
     KEY,
@@ -256,8 +257,8 @@ def check_after_kill(res: KillResult, router: Router, tally: Tally) -> list[dict
     # The listing (index) must agree with the file after a crash.
     from picobot_tui.core.sessions import SessionStore
 
-    infos = SessionStore(res.home / "sessions").list()
-    counts = {i.key: i.message_count for i in infos}
+    infos = SessionStore(res.home / "sessions").list(unanswered=True)  # a kill before any
+    counts = {i.key: i.message_count for i in infos}  # answer: listed with --all only
     for path in paths:
         check = check_session_file(path)
         if counts.get(check.key) != len(check.messages):
@@ -280,8 +281,10 @@ def kill_state(stored: list[dict[str, Any]]) -> str:
     )
 
 
-def resume_in_process(home: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> int:
-    """`picobot agent -m TEXT --session latest`, run in this process (no LiteLLM import per
+def resume_in_process(
+    home: Path, text: str, monkeypatch: pytest.MonkeyPatch, session: str = "latest"
+) -> int:
+    """`picobot agent -m TEXT --session SESSION`, run in this process (no LiteLLM import per
     run): the same code the console script runs after parsing its flags."""
     from picobot_tui.headless.text import HeadlessFlags, run_message
     from picobot_tui.run.context import RunOptions
@@ -289,7 +292,7 @@ def resume_in_process(home: Path, text: str, monkeypatch: pytest.MonkeyPatch) ->
     with monkeypatch.context() as m, saved_logging():
         m.setenv("PICOBOT_HOME", str(home))
         return run_message(
-            RunOptions(session="latest"), HeadlessFlags(stream=False, show_tools=False), text
+            RunOptions(session=session), HeadlessFlags(stream=False, show_tools=False), text
         )
 
 
@@ -304,13 +307,18 @@ def resume_and_check(
     before = len(router.of(cid))
     sent_before = router.of(cid)[-1]["messages"][1:]
     text = f"resume {cid} please"
+    # A kill before the first answer leaves a session that is not `latest` (issue 25,
+    # point 5): resume it by its id then, as the killed run's own note would say.
+    [path] = session_paths(res.home)
+    check = check_session_file(path)
+    wanted = "latest" if any(is_answer(m) for m in check.messages) else check.key
     if res.case.cli_resume:
-        p = Proc(res.home, ["agent", "-m", text, "--session", "latest"])
+        p = Proc(res.home, ["agent", "-m", text, "--session", wanted])
         code = p.finish(timeout=120)
         assert "Traceback" not in p.stderr, p.stderr
         assert p.stdout == "resumed fine\n", p.stderr
     else:
-        code = resume_in_process(res.home, text, monkeypatch)
+        code = resume_in_process(res.home, text, monkeypatch, wanted)
     assert code == 0, f"{cid}: resume exited {code}"
     after = router.of(cid)[before:]
     assert len(after) == 1, f"{cid}: expected one request on resume, got {len(after)}"

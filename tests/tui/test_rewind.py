@@ -250,7 +250,7 @@ async def test_the_browser_shows_the_branch_under_its_parent(settings, ws):
         # Newest first, but the branch sits right under the session it came from.
         assert table.keys == [other_key, original_key, branch_key]
         title = str(table.get_cell(branch_key, "title"))
-        assert title.startswith("↳ ") and title.endswith("(branch at turn 2)")
+        assert title.startswith("↳ ") and title.endswith(", from turn 2")  # its parent's
         assert not str(table.get_cell(original_key, "title")).startswith("↳")
 
 

@@ -1,4 +1,5 @@
-"""Snapshot of the session browser: five sessions, the second selected, its preview shown."""
+"""Snapshot of the session browser: five sessions of four folders (opened in a fifth, so it
+lists them all, with their workspace), the second selected, its preview shown."""
 
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ def build_store(root: Path) -> SessionStore:
             None,
             [
                 {"role": "user", "content": "Why is the build slow?"},
+                {"role": "assistant", "content": "Mostly the Docker layer cache."},
             ],
         ),
         (
@@ -85,12 +87,15 @@ def build_store(root: Path) -> SessionStore:
             ],
         ),
     ]
-    for key, model, messages in sessions:
-        with store.open(key, model=model) as session:
+    # The folder each was started in; the last one is an older picobot's (not recorded).
+    places = ["/home/dev/monorepo", "/home/dev/parser", "/home/dev/monorepo", "/home/dev/docs"]
+    for (key, model, messages), place in zip(sessions, [*places, None], strict=True):
+        with store.open(key, model=model, workspace=place) as session:
             for message in messages:
                 session.append(message)
     store.rename("cli:c3d4e5f6-20250301-093000", "Build performance notes")
-    return store
+    # Opened in a folder with no sessions yet: the browser lists every folder's, by name.
+    return SessionStore(root / "sessions", workspace="/home/dev/new")
 
 
 class BrowserApp(App[None]):

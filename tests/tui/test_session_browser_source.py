@@ -33,7 +33,7 @@ def assistant(text: str) -> dict:
 def store(tmp_path: Path) -> SessionStore:
     """Oldest first: one from an older picobot (no source), two TUI, one -m, one --json."""
     store = SessionStore(tmp_path / "sessions", clock=Clock())
-    add(store, "cli:legacy", None, user("an old chat about kites"))
+    add(store, "cli:legacy", None, user("an old chat about kites"), assistant("Yes."))
     add(store, "cli:tui1", "tui", user("plan the kite festival"), assistant("Sure."))
     add(store, "cli:m1", "headless", user("hi"), assistant("Hello!"))
     add(store, "cli:tui2", "tui", user("refactor the parser"), assistant("Done."))

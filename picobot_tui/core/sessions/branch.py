@@ -6,6 +6,10 @@
 stays complete, and both show in the browser (`SessionInfo.parent`). Returns the new key and
 the text of the user message the branch starts again from (for the prompt), or "" when
 `at_turn` is one past the last turn (a branch of the whole conversation).
+
+A branch is titled from its parent, "↳ <parent's title>, from turn 3", and keeps the
+parent's workspace. A branch at turn 1 holds no answer, so it is listed only once it gets
+one (listing.py).
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ def check_turn(messages: list[dict[str, Any]], turn: int, *, past_end: bool = Fa
     return starts[turn - 1] if turn <= len(starts) else len(messages)
 
 
+def branch_title(parent_title: str, at_turn: int) -> str:
+    """A branch's title: its parent's (without the parent's own "↳ " mark), and the turn."""
+    return f"↳ {parent_title.removeprefix('↳ ')}, from turn {at_turn}"
+
+
 def branch(store: SessionStore, key: str, at_turn: int) -> tuple[str, str]:
     """Make the branch; (its key, the text of the user message it starts again from)."""
     key = store.normalize_key(key)
@@ -42,7 +51,15 @@ def branch(store: SessionStore, key: str, at_turn: int) -> tuple[str, str]:
     info = store.info(key)
     channel = key.split(":", 1)[0]
     new_key = store.new_key(channel)
-    with store.open(new_key, model=info.model, source=info.source, lineage=(key, at_turn)) as s:
+    title = branch_title(info.title or key, at_turn)
+    with store.open(
+        new_key,
+        model=info.model,
+        source=info.source,
+        lineage=(key, at_turn),
+        title=title,
+        workspace=info.workspace,
+    ) as s:
         for message in messages[:cut]:
             s.append(message)
     prompt = content_text(messages[cut].get("content")) if cut < len(messages) else ""

@@ -41,6 +41,10 @@ class SessionInfo:
     source: str | None = None  # the front end that started it (SOURCES); None: older picobot
     parent: str | None = None  # a branch: the session it was made from (branch.py)
     forked_at: int | None = None  # a branch: the parent's turn it starts again from
+    workspace: str | None = None  # the resolved workspace it was started in; None: unknown
+    # Whether the model ever answered (`is_answer`): a run that failed before any answer
+    # leaves a session that `list` and `latest` skip until it gets one (issue 25, point 5).
+    answered: bool = True
 
 
 # The front end that started a session, in its header's "source": the TUI, `agent -m`,
@@ -117,6 +121,14 @@ def now_iso(clock: datetime | None = None) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def is_answer(message: dict[str, Any]) -> bool:
+    """An assistant message that says something: text or a tool call. The empty marker an
+    interrupt leaves before any text is not one."""
+    if message.get("role") != "assistant":
+        return False
+    return bool(message.get("tool_calls")) or bool(content_text(message.get("content")).strip())
+
+
 def make_title(content: Any) -> str:
     """A one-line title from a message's content, cut to about TITLE_MAX characters, its
     controls and invisible characters shown as stand-ins (`label`)."""
@@ -155,6 +167,7 @@ class ParsedSession:
     warnings: list[str] = field(default_factory=list)
     last_ts: str | None = None  # "ts" of the last message
     auto_title: str | None = None  # from the first user message
+    answered: bool = False  # holds an answer (`is_answer`)
     size: int = 0
     ends_clean: bool = True  # empty, or ends with "\n"
 
@@ -181,7 +194,7 @@ def parse_session_bytes(data: bytes, name: str) -> ParsedSession:
     return out
 
 
-_META_STR = ("key", "created", "model", "title", "source", "parent")
+_META_STR = ("key", "created", "model", "title", "source", "parent", "workspace")
 _UNREADABLE = {"utf8": "invalid UTF-8", "depth": "nested too deeply"}
 
 
@@ -285,6 +298,8 @@ def _parse_line(out: ParsedSession, raw: bytes, lineno: int, name: str) -> None:
     ts = obj.get("ts")
     if is_timestamp(ts):
         out.last_ts = ts
+    if not out.answered and is_answer(obj):
+        out.answered = True
     if out.auto_title is None and obj["role"] == "user":
         out.auto_title = make_title(obj.get("content")) or None
 

@@ -17,6 +17,7 @@ from picobot_tui.core.sessions.files import (
     SessionError,
     SessionInfo,
     clean_strings,
+    is_answer,
     lock_path,
     make_title,
 )
@@ -89,6 +90,8 @@ class Session:
             source=meta.get("source"),
             parent=meta.get("parent"),
             forked_at=meta.get("forked_at"),
+            workspace=meta.get("workspace"),
+            answered=parsed.answered,
         )
 
     # ------------------------------------------------------------ writing
@@ -98,11 +101,15 @@ class Session:
         model: str | None,
         source: str | None = None,
         lineage: tuple[str, int] | None = None,
+        *,
+        workspace: str | None = None,
+        title: str | None = None,
     ) -> None:
         """Called once by the store after opening: a file without a header gets one (a
         descriptor-less new session keeps it for its first write), recording `source`, the
-        front end that started it, and for a branch `lineage` (parent key, forked_at); a
-        header naming another model records the new one."""
+        front end that started it, `workspace` (the resolved folder), `title` (a branch's),
+        and for a branch `lineage` (parent key, forked_at); a header naming another model
+        records the new one."""
         if not self._meta_seen:
             header = {
                 "_type": "meta",
@@ -118,6 +125,12 @@ class Session:
             if lineage is not None:
                 header["parent"], header["forked_at"] = lineage
                 self.info.parent, self.info.forked_at = lineage
+            if workspace is not None:
+                header["workspace"] = self.info.workspace = workspace
+            if title is not None:
+                self._title = clean_title(title)
+                header["title"] = self._title
+                self.info.title = self._title or ""
             if self._fd is None:
                 self._deferred = self._encode(header)
             else:
@@ -145,6 +158,8 @@ class Session:
             "message_count": self.info.message_count,
             "size": self._size,
         }
+        if not self.info.answered and is_answer(msg):
+            self.info.answered = entry["answered"] = True
         if self._auto_title is None and msg["role"] == "user":
             self._auto_title = make_title(msg.get("content")) or None
             if self._auto_title:
@@ -203,6 +218,8 @@ class Session:
             "source": self.info.source,
             "parent": self.info.parent,
             "forked_at": self.info.forked_at,
+            "workspace": self.info.workspace,
+            "answered": self.info.answered,
             "title": self._title,
             "auto_title": self._auto_title,
             "updated": self.info.updated,

@@ -46,7 +46,9 @@ def older_than(
     """Sessions whose last message is more than `age` ago, oldest first (`source` filters as
     in `SessionStore.list`)."""
     cutoff = now_iso((now or datetime.now(UTC)) - age)  # ISO "Z" strings sort by time
-    old = [info for info in store.list(source=source) if info.updated and info.updated < cutoff]
+    # Sessions with no answer (a failed run's leftovers) are pruned like any other.
+    everything = store.list(source=source, unanswered=True)
+    old = [info for info in everything if info.updated and info.updated < cutoff]
     return old[::-1]
 
 

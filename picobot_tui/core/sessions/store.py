@@ -33,24 +33,16 @@ from picobot_tui.core.sessions.files import (
 )
 from picobot_tui.core.sessions.handle import OPEN_SESSIONS, Session
 from picobot_tui.core.sessions.index import SessionIndex, is_complete
+from picobot_tui.core.sessions.listing import listed as _listed
+from picobot_tui.core.sessions.listing import pick_latest
+from picobot_tui.core.sessions.listing import to_info as _to_info
 
 log = logging.getLogger("picobot")
 
 REBUILD_BULK = 32  # more discoveries than this at once: write a fresh index instead of appends
 
 
-def _to_info(key: str, e: dict[str, Any]) -> SessionInfo:
-    return SessionInfo(
-        key=key,
-        title=e.get("title") or e.get("auto_title") or "",
-        created=e.get("created") or "",
-        updated=e.get("updated") or e.get("created") or "",
-        message_count=int(e.get("message_count") or 0),
-        model=e.get("model"),
-        source=e.get("source"),
-        parent=e.get("parent"),
-        forked_at=e.get("forked_at"),
-    )
+Infos = list[SessionInfo]  # named outside the class, whose `list` method would shadow it
 
 
 class SessionStore:
@@ -61,11 +53,15 @@ class SessionStore:
         scrub: Callable[[str], str] | None = None,
         clock: Callable[[], datetime] | None = None,
         on_delete: Callable[[str], None] | None = None,
+        workspace: Path | str | None = None,
     ) -> None:
         """`scrub` masks secrets in every line written; `clock` is for tests; `on_delete`
         is called with a session's key once its file is gone (the run wiring passes the
-        checkpoint store's deletion, so the sessions know nothing of checkpoints)."""
+        checkpoint store's deletion, so the sessions know nothing of checkpoints);
+        `workspace` (resolved) is the current one: new sessions record it and `latest`
+        prefers it."""
         self.dir = Path(sessions_dir)
+        self.workspace = str(workspace) if workspace is not None else None
         self._scrub = scrub
         self._clock = clock
         self._on_delete = on_delete
@@ -88,17 +84,22 @@ class SessionStore:
 
     def resolve(self, raw: str) -> str:
         """The key `raw` names: "latest", a key, a bare id, or a unique prefix of one."""
+        return self.resolve_with_note(raw)[0]
+
+    def resolve_with_note(self, raw: str) -> tuple[str, str | None]:
+        """`resolve`, and for "latest" a note when it is not from the current workspace
+        (None otherwise): the front ends show it, so a resume is never a surprise."""
+        if raw.strip().lower() == "latest":
+            return self.latest()
+        return self._resolve_id(raw), None
+
+    def latest(self) -> tuple[str, str | None]:
+        """The newest session with an answer in the current workspace, else the newest
+        anywhere with a note saying so (`listing.pick_latest`)."""
+        return pick_latest(self._ranked(), self.workspace)
+
+    def _resolve_id(self, raw: str) -> str:
         raw = raw.strip()
-        if raw.lower() == "latest":
-            # The newest session that holds a message: an empty one (left by an older
-            # picobot, or a start that failed) would hide the real conversation.
-            for key, entry in self._ranked():
-                if entry.get("message_count", 0) > 0:
-                    return key
-            raise SessionNotFound(
-                "there are no sessions with messages yet, so there is no 'latest' to "
-                "resume; start one with `picobot agent`"
-            )
         key = self.normalize_key(raw)
         if self.exists(key):
             return key
@@ -129,11 +130,14 @@ class SessionStore:
         lazy: bool = False,
         source: str | None = None,
         lineage: tuple[str, int] | None = None,
+        title: str | None = None,
+        workspace: str | None = None,
     ) -> Session:
         """Open for appending, taking the session's exclusive lock (never waits). With
         `lazy`, a new session's file is only created by its first message. `source` (one of
         SOURCES) is recorded in a new session's header: the front end that started it;
-        `lineage` (parent key, forked_at) makes it a branch (branch.py)."""
+        `lineage` (parent key, forked_at) makes it a branch (branch.py), `title` names it;
+        `workspace` (default: the store's) is the folder recorded in a new header."""
         key = self.normalize_key(key)
         path = self._path(key)
         if str(path) in OPEN_SESSIONS:
@@ -166,7 +170,13 @@ class SessionStore:
                 now=self._now,
                 index=self._index,
             )
-            session.start(model, source, lineage)
+            session.start(
+                model,
+                source,
+                lineage,
+                workspace=workspace if workspace is not None else self.workspace,
+                title=title,
+            )
             if fd is None:
                 OPEN_SESSIONS[str(path)] = session
                 return session  # no file yet, so nothing to index either
@@ -222,33 +232,88 @@ class SessionStore:
             reverse=True,
         )
 
-    def _ranked_from(self, source: str | None) -> list[tuple[str, dict[str, Any]]]:
-        """`_ranked`, only the sessions passing the source filter `source` (SOURCE_FILTERS)."""
+    def _ranked_from(
+        self, source: str | None, workspace: str | None = None
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """`_ranked`, only the sessions passing the source filter `source` (SOURCE_FILTERS)
+        and, when given, started in `workspace`."""
         ranked = self._ranked()
-        if source is None:
+        if source is None and workspace is None:
             return ranked
-        return [(k, e) for k, e in ranked if source_matches(e.get("source"), source)]
+        return [
+            (k, e)
+            for k, e in ranked
+            if source_matches(e.get("source"), source)
+            and (workspace is None or e.get("workspace") == workspace)
+        ]
 
     def list(
-        self, limit: int | None = None, offset: int = 0, *, source: str | None = None
+        self,
+        limit: int | None = None,
+        offset: int = 0,
+        *,
+        source: str | None = None,
+        workspace: str | None = None,
+        unanswered: bool = False,
     ) -> list[SessionInfo]:
         """Sessions, most recently updated first; with `source` (a SOURCE_FILTERS name), only
-        those that front end started. Reads the index, not the session files."""
+        those that front end started; with `workspace`, only those started there. A session
+        without an answer (a run that failed first) is left out unless `unanswered`. Reads
+        the index, not the session files."""
+        return self.list_counted(
+            limit, offset, source=source, workspace=workspace, unanswered=unanswered
+        )[0]
+
+    def list_counted(
+        self,
+        limit: int | None = None,
+        offset: int = 0,
+        *,
+        source: str | None = None,
+        workspace: str | None = None,
+        unanswered: bool = False,
+    ) -> tuple[Infos, int]:
+        """`list`, and how many sessions the filters passed that were left out for having
+        no answer (0 with `unanswered`)."""
+        ranked = self._ranked_from(source, workspace)
+        if not unanswered:
+            shown = [(k, e) for k, e in ranked if _listed(e)]
+            hidden = len(ranked) - len(shown)
+            ranked = shown
+        else:
+            hidden = 0
         end = None if limit is None else offset + limit
-        return [_to_info(k, e) for k, e in self._ranked_from(source)[offset:end]]
+        return [_to_info(k, e) for k, e in ranked[offset:end]], hidden
+
+    def list_here_or_all(
+        self, limit: int | None = None, *, source: str | None = None
+    ) -> tuple[Infos, bool]:
+        """The first `limit` listed sessions of the store's workspace or, when it has none,
+        of every folder's, ranked once; and True in the second case."""
+        ranked = [(k, e) for k, e in self._ranked_from(source) if _listed(e)]
+        here = self.workspace
+        mine = [(k, e) for k, e in ranked if e.get("workspace") == here] if here else []
+        chosen = mine or ranked
+        return [_to_info(k, e) for k, e in chosen[:limit]], not mine
 
     def search(
-        self, query: str, limit: int = 50, *, source: str | None = None
+        self,
+        query: str,
+        limit: int = 50,
+        *,
+        source: str | None = None,
+        workspace: str | None = None,
     ) -> Iterator[SessionInfo]:
         """Sessions whose title or any message matches `query` (case-insensitive), newest
-        first, yielded as they are found; `source` filters as in `list`."""
+        first, yielded as they are found; `source` and `workspace` filter as in `list`.
+        Sessions without an answer are searched too: their text is the user's."""
         q = query.strip().lower()
         if limit <= 0:
             return
         found = 0
         # SessionInfo is built for hits only: building all 10,000 first was most of the
         # time to the first hit (bench #9c).
-        for key, entry in self._ranked_from(source):
+        for key, entry in self._ranked_from(source, workspace):
             title = entry.get("title") or entry.get("auto_title") or ""
             if not q or q in title.lower() or self._file_matches(key, q):
                 yield _to_info(key, entry)
@@ -435,6 +500,8 @@ class SessionStore:
             "source": parsed.meta.get("source"),
             "parent": parsed.meta.get("parent"),
             "forked_at": parsed.meta.get("forked_at"),
+            "workspace": parsed.meta.get("workspace"),
+            "answered": parsed.answered,
             "title": parsed.meta.get("title"),
             "auto_title": parsed.auto_title,
             "updated": parsed.last_ts or created,
