@@ -50,8 +50,17 @@ def _start_at_exit(idle_minutes: float) -> None:
     atexit.register(start)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(143)  # run/exit_codes.EXIT_TERMINATED (not imported: typing's Final)
+
+
 def main() -> None:
     """Console-script entry point."""
+    import signal
+
+    # As cli.main does, and first: the client reads config.json (a FIFO there blocks it),
+    # and SIGTERM meanwhile must exit 143, not by the default action (killed by signal 15).
+    signal.signal(signal.SIGTERM, _terminated)
     _try_warm()
     from picobot_tui.cli import main as cold_main
 

@@ -76,11 +76,11 @@ def _config_server(environ: Mapping[str, str]) -> dict[str, object]:
 def decide(environ: Mapping[str, str]) -> Policy:
     """What this call may do with the server."""
     env_switch = environ.get("PICOBOT_SERVER", "").strip().lower()
+    if env_switch in _OFF:  # off: config.json is not even read here
+        return Policy(False, False, IDLE_MINUTES)
     group = _config_server(environ)
     idle = group.get("idleMinutes", group.get("idle_minutes", IDLE_MINUTES))
     idle_minutes = float(idle) if isinstance(idle, int | float) and idle > 0 else IDLE_MINUTES
-    if env_switch in _OFF:
-        return Policy(False, False, idle_minutes)
     enabled_var = environ.get("PICOBOT_SERVER__ENABLED", "").strip().lower()
     if enabled_var in _OFF or (not enabled_var and group.get("enabled") is False):
         return Policy(False, False, idle_minutes)

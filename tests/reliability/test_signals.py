@@ -176,17 +176,20 @@ def test_sigint_and_sigterm_end_cleanly_at_every_moment(
     assert not why, f"{case.id}: {why}\n{proc.stderr[-500:]}"
 
 
-def test_sigterm_before_the_loop_starts_still_exits_143(tmp_path) -> None:
+@pytest.mark.parametrize("server", ["0", "1"], ids=["cold", "warm-client"])
+def test_sigterm_before_the_loop_starts_still_exits_143(tmp_path, server: str) -> None:
     """SIGTERM while picobot is still starting (here: blocked reading a config.json that is
     a FIFO, before the loop's handlers exist) ends it with 143 too, not by the default
     action (killed by signal 15), and without a traceback. (SIGINT there is turned into a
-    cancellation by asyncio, which lands once the blocking read returns.)"""
+    cancellation by asyncio, which lands once the blocking read returns.) With the warm
+    server on, the stdlib client reads config.json first (`server.enabled`): a CI run got
+    -15 there."""
     sig = signal.SIGTERM
     home = tmp_path / "home"
     home.mkdir()
     fifo = home / "config.json"
     os.mkfifo(fifo)
-    proc = Proc(home, ["agent", "-m", "hello"])
+    proc = Proc(home, ["agent", "-m", "hello"], PICOBOT_SERVER=server)
     try:
         deadline = time.monotonic() + 60
         while True:  # opening the write end succeeds once picobot is reading the config
