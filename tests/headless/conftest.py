@@ -79,6 +79,18 @@ def home_workspace(home: Path) -> Path | None:
 def run_cli(
     home: Path, *args: str, input: str | None = None, timeout: float = 90, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    return run_cli_env(home, args, cli_env(home, **env), input=input, timeout=timeout)
+
+
+def run_cli_env(
+    home: Path,
+    args: tuple[str, ...] | list[str],
+    env: dict[str, str],
+    *,
+    input: str | None = None,
+    timeout: float = 90,
+) -> subprocess.CompletedProcess[str]:
+    """`picobot ARGS` in `home`'s workspace with exactly `env` (run_cli's, or a variant)."""
     return subprocess.run(
         [*picobot_exe(), *args],
         cwd=home_workspace(home),
@@ -86,7 +98,7 @@ def run_cli(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=cli_env(home, **env),
+        env=env,
         stdin=None if input is not None else subprocess.DEVNULL,
     )
 
@@ -116,17 +128,22 @@ def run_on_pty(home: Path, *args: str, stderr_too: bool = False) -> tuple[int, s
         env=cli_env(home),
     )
     os.close(slave)
-    shown = b""
     try:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = drain_pty(master)
         _, err = proc.communicate(timeout=60)
     finally:
         os.close(master)
     return proc.returncode, shown.decode().replace("\r\n", "\n"), (err or b"").decode()
+
+
+def drain_pty(master: int) -> bytes:
+    """Everything the terminal shows from now until the child closes it (EIO or EOF)."""
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            return shown
+        if not chunk:
+            return shown
+        shown += chunk

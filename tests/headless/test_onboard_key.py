@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from picobot_tui.config.jsonc import strip_json_comments
-from tests.headless.conftest import cli_env, picobot_exe, run_cli
+from tests.headless.conftest import cli_env, drain_pty, picobot_exe, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -69,14 +69,7 @@ def test_onboard_on_a_terminal_asks_for_the_key_and_does_not_echo_it(
     try:
         shown = _read_until(master, b"is set): ")  # the end of the key's prompt
         os.write(master, KEY.encode() + b"\n")
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown += drain_pty(master)
         assert proc.wait(timeout=60) == 0
     finally:
         os.close(master)

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.headless.conftest import cli_env, picobot_exe, read_messages, session_files
+from tests.headless.conftest import (
+    cli_env,
+    drain_pty,
+    picobot_exe,
+    read_messages,
+    session_files,
+)
 
 
 def picobot(home: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -125,16 +131,8 @@ def test_onboard_asks_before_it_overwrites_and_pins_no_workspace(picobot_home: P
             env=cli_env(picobot_home),
         )
         os.close(slave)
-        out = b""
         os.write(master, answer)
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
+        out = drain_pty(master)
         proc.wait(timeout=60)
         os.close(master)
         return out.decode(errors="replace")

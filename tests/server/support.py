@@ -16,7 +16,7 @@ from typing import Any
 
 from picobot_tui.warm import wire
 from picobot_tui.warm.client import Missed, connect
-from tests.headless.conftest import cli_env, home_workspace, picobot_exe
+from tests.headless.conftest import cli_env, home_workspace, picobot_exe, run_cli_env
 
 DEADLINE = 120.0
 """Seconds any wait here allows (a server's import is ~5 s, far more on a loaded box)."""
@@ -61,16 +61,7 @@ class Rig:
     def run(
         self, home: Path, *args: str, input: str | None = None, timeout: float = 90, **extra: str
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*picobot_exe(), *args],
-            cwd=home_workspace(home),
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=self.env(home, **extra),
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
+        return run_cli_env(home, args, self.env(home, **extra), input=input, timeout=timeout)
 
     def popen(self, home: Path, *args: str, **kw: Any) -> subprocess.Popen[bytes]:
         extra = kw.pop("env_extra", {})
