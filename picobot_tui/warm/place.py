@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import sys
 import zlib
 
 IMPORT_ENV_PREFIXES = ("LITELLM_", "PYTHON", "OPENAI_", "HTTPX_")
@@ -72,9 +71,9 @@ def import_env(environ: dict[str, str] | os._Environ[str]) -> list[tuple[str, st
 def install_key(environ: dict[str, str] | os._Environ[str]) -> str:
     """One name per interpreter, picobot install and import environment: two virtualenvs,
     or a run with `LITELLM_LOG=DEBUG`, each get a server of their own."""
-    from picobot_tui.warm.stamp import package
+    from picobot_tui.warm.stamp import interpreter, package
 
-    text = repr((sys.executable, package().__file__, import_env(environ)))
+    text = repr((interpreter(), package().__file__, import_env(environ)))
     return f"{zlib.crc32(text.encode()):08x}"
 
 

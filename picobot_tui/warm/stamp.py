@@ -28,6 +28,14 @@ def package() -> ModuleType:
     return sys.modules[__name__.split(".", 1)[0]]
 
 
+def interpreter() -> tuple[str, str]:
+    """This interpreter, however it was spelled: `bin/python` and `bin/python3.11` are one
+    file (pip writes a console script's shebang as python3.11 while pytest may run as
+    python: keyed on the spelling, the two never found each other's server). The prefix
+    keeps two virtualenvs over one base interpreter apart."""
+    return sys.prefix, os.path.realpath(sys.executable)
+
+
 def package_roots() -> list[str]:
     """The folders holding picobot's installed files."""
     roots = [os.path.dirname(os.path.abspath(str(package().__file__)))]
@@ -83,7 +91,7 @@ def compute() -> str:
     files: list[tuple[str, int, int]] = []
     for root in package_roots():
         _files(root, files)
-    parts = repr((version, sys.executable, sys.version, sorted(files), _dists()))
+    parts = repr((version, interpreter(), sys.version, sorted(files), _dists()))
     return f"{version}:{zlib.crc32(parts.encode()):08x}:{len(files)}"
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.server.support import Rig, wait_for
+from tests.headless.conftest import home_workspace
+from tests.server.support import DEADLINE, Rig, wait_for
 from tests.support.openai_server import OpenAITestServer, text_reply
 
 pytestmark = pytest.mark.e2e
@@ -55,6 +58,33 @@ def test_a_cold_call_starts_a_server_for_the_next(
     third = rig.run(configured_home, "agent", "-m", "more", "--no-stream")
     assert (third.returncode, third.stdout) == (0, "three\n"), third.stderr
     assert rig.served() == 2 and "stale" not in _log(configured_home)
+
+
+def test_another_spelling_of_the_interpreter_finds_the_same_server(
+    configured_home: Path, llm_server: OpenAITestServer, rig: Rig
+) -> None:
+    """pip writes a console script's shebang as `bin/python3.11`, while a caller may run
+    `bin/python`: one file, so one server. Keyed on the spelling, CI (no venv) ran every
+    call cold and its staleness and uid tests found no client on their socket."""
+    rig.start(configured_home)
+    exe = Path(sys.executable)
+    others = [
+        p
+        for p in sorted(exe.parent.glob("python*"))
+        if p.name != exe.name and p.resolve() == exe.resolve() and p.name != "python-config"
+    ]
+    assert others, f"no other spelling of {exe} beside it"
+    llm_server.script([text_reply("same server")])
+    res = subprocess.run(
+        [str(others[0]), "-m", "picobot_tui", "agent", "-m", "hi", "--no-stream"],
+        cwd=home_workspace(configured_home),
+        env=rig.env(configured_home),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert (res.returncode, res.stdout) == (0, "same server\n"), res.stderr
+    assert rig.served() == 1
 
 
 def _log(home: Path) -> str:
