@@ -162,8 +162,9 @@ async def test_a_server_stopped_during_a_session_is_replaced_while_the_session_r
     await asyncio.to_thread(wait_for, lambda: not alive(old), "the old server's exit", 30)
 
 
-async def test_sigterm_ends_a_warm_session_as_it_ends_a_cold_one(
-    rig: Rig, llm_server: OpenAITestServer, tmp_path: Path
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
+async def test_a_signal_ends_a_warm_session_as_it_ends_a_cold_one(
+    signum: int, rig: Rig, llm_server: OpenAITestServer, tmp_path: Path
 ) -> None:
     got = []
     rig.start(_home(tmp_path / "s", llm_server))
@@ -173,9 +174,9 @@ async def test_sigterm_ends_a_warm_session_as_it_ends_a_cold_one(
         async with spawn_agent(home, env=_env(rig, on)) as agent:
             sid = await agent.start()
             assert (await agent.say(sid, "hi")).stop_reason == "end_turn"
-            agent.process.send_signal(signal.SIGTERM)
+            agent.process.send_signal(signum)
             got.append((await agent.wait_exit(), agent.client.agent_text(sid)))
-    assert got[0] == got[1] == (0, "before the signal")
+    assert got[0] == got[1] and got[0][1] == "before the signal"
     assert rig.served() == 1
 
 
