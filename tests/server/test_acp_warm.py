@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ import pytest
 
 from picobot_tui.warm import place, stamp, wire
 from tests.acp.client_support import RecordingClient, spawn_agent
-from tests.headless.conftest import SECRET
+from tests.acp.test_acp_acpx import acpx_exe, chunks_text
+from tests.headless.conftest import SECRET, cli_env
 from tests.server.support import Rig, alive, children, normalise_all, wait_for
 from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_reply
 
@@ -269,3 +271,48 @@ def test_which_acp_calls_go_through_the_server(argv: list[str], warm: bool) -> N
     from picobot_tui.warm.policy import is_warm_call
 
     assert is_warm_call(["picobot", *argv]) is warm
+
+
+def _acpx(
+    home: Path, user_home: Path, rig: Rig, on: bool, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """acpx (npm, tests/acp/node) running `picobot acp` as its agent; acpx keeps its own
+    state under ~/.acpx, so HOME is `user_home`."""
+    return subprocess.run(
+        [str(acpx_exe()), "--agent", "picobot acp", "--cwd", str(home / "workspace"), *args],
+        cwd=home / "workspace",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=cli_env(home, HOME=str(user_home), **_env(rig, on)),
+    )
+
+
+def test_acpx_gets_the_same_session_warm_as_cold(
+    rig: Rig, llm_server: OpenAITestServer, tmp_path: Path
+) -> None:
+    """Another ecosystem's client (acpx, Node) sees the same JSON-RPC warm and cold."""
+    acpx_exe()  # skips (or fails under CI) before a server is started for nothing
+    user_home = tmp_path / "acpx-home"
+    user_home.mkdir()
+    # HOME is among the variables the server's imports read: it is started under acpx's.
+    started = rig.run(_home(tmp_path / "s", llm_server), "server", "start", HOME=str(user_home))
+    assert started.returncode == 0, started.stdout + started.stderr
+    out = []
+    for on in (False, True):
+        home = _home(tmp_path / ("w" if on else "c"), llm_server)  # paths of one length
+        llm_server.script([text_reply("Hello from picobot through acpx.", chunk_size=6)])
+        llm_server.clear()
+        proc = _acpx(home, user_home, rig, on, "--format", "json", "exec", "say hello")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        got = {
+            "stdout": [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")],
+            "sessions": _tree(home / "sessions"),
+            "sent": [r.body for r in llm_server.completions],
+        }
+        out.append(normalise_all(got, home))
+    assert rig.served() == 1, "the warm run went cold"
+    assert chunks_text(out[1]["stdout"]) == "Hello from picobot through acpx."
+    for key in out[0]:
+        assert out[0][key] == out[1][key], key
