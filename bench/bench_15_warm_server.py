@@ -7,11 +7,14 @@
 - **15c** `agent -m` when no server runs yet (the first call: it runs cold, and starts a
   server as it exits) against today's cold call (`PICOBOT_SERVER=0`); ≤ 1.05×. Each such
   server is stopped, and gone, before the next run, so none shares the CPU with one.
+- **15d** `picobot acp` spawn → first `agent_message_chunk`, warm (initialize,
+  session/new and session/prompt each sent as the previous answer arrives, as an editor
+  does: #13c's client), against #13a's bare SDK agent (`baselines/acp_echo.py`) spawn →
+  `initialize` response; ≤ 1.5×.
 - **15e** `agent --json` spawn → first `text_delta` line, warm, against 15a's baseline
   (the script, spawn → exit); ≤ 1.5×.
 
-Not measured yet: 15d (`picobot acp` does not go through the server) and 15f (nor does
-the TUI): docs/server.md says why.
+Not measured: 15f (the TUI does not go through the server): docs/server.md says why.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.bench_13_acp import ECHO_AGENT, acp_turn, spawn_to_initialize
 from bench.common import (
     MODEL,
     ROOT,
@@ -223,6 +227,33 @@ def run(reps: int = 8) -> list[Result]:
                         detail="baseline: 15a's (the httpx script, spawn to exit)",
                         samples={"A s": d, "B s": b2, "ratio": r},
                         seconds=time.perf_counter() - t1,
+                    )  # fmt: skip
+                )
+            )
+            t3 = time.perf_counter()
+            deltas = -(-len(answer) // step["chunk_size"])
+            echo = [sys.executable, str(ECHO_AGENT)]
+            f, i = alternate(
+                lambda: acp_turn([console_script(), "acp"], warm_env, ws, deltas)[0],
+                lambda: spawn_to_initialize(echo, warm_env, ws),
+                reps,
+            )
+            r = ratios(f, i)
+            results.append(
+                report(
+                    Result(
+                        "15d",
+                        "`picobot acp` spawn to first agent_message_chunk, warm server",
+                        median(f),
+                        median(i),
+                        "s",
+                        median(r),
+                        "≤ 1.5×",
+                        median(r) <= 1.5,
+                        detail="baseline: #13a's bare SDK agent, spawn to initialize response; "
+                        "initialize, session/new, session/prompt as each answer arrives",
+                        samples={"A s": f, "B s": i, "ratio": r},
+                        seconds=time.perf_counter() - t3,
                     )  # fmt: skip
                 )
             )

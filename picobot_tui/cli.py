@@ -38,7 +38,8 @@ sessions_app = typer.Typer(
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(mcp_app, name="mcp")  # typer only: its commands load MCP when they run
 server_app = typer.Typer(
-    help="The warm start server that answers `agent -m` and `--json` at once (docs/server.md).",
+    help="The warm start server that answers `agent -m`, `--json` and `acp` at once "
+    "(docs/server.md).",
     no_args_is_help=True,
 )
 app.add_typer(server_app, name="server")
@@ -536,7 +537,20 @@ def server_run(
     from picobot_tui.warm import place, server
 
     path = socket_path or place.socket_path()
-    raise typer.Exit(server.serve(path, idle_minutes, main))
+    raise typer.Exit(server.serve(path, idle_minutes, _warm_child))
+
+
+def _warm_child() -> None:
+    """What a warm server's child runs: the cold entry point, with `picobot acp`'s stdout
+    guard taken first, before anything of the call runs (the cold path takes it before
+    the command imports anything; here the imports are done, and this is earlier still)."""
+    from picobot_tui.warm.policy import is_acp_call
+
+    if is_acp_call(sys.argv):
+        from picobot_tui.acp.stdout_guard import claim
+
+        claim()
+    main()
 
 
 def _terminated(signum: int, frame: object) -> None:

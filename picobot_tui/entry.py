@@ -28,10 +28,13 @@ def _try_warm() -> None:
     if not isinstance(result, Missed):
         sys.exit(result)
     if result.start and rules.start:
-        _start_at_exit(rules.idle_minutes)
+        _start_later(rules.idle_minutes, acp=policy.is_acp_call(sys.argv))
 
 
-def _start_at_exit(idle_minutes: float) -> None:
+def _start_later(idle_minutes: float, *, acp: bool) -> None:
+    """Start a server when this cold call exits; a cold `picobot acp` (an editor's, which
+    may run for hours) starts it once its own background import is done, or at its exit
+    if that comes first."""
     import atexit
     import contextlib
 
@@ -41,13 +44,22 @@ def _start_at_exit(idle_minutes: float) -> None:
     # changed it (LiteLLM sets TIKTOKEN_CACHE_DIR), and a server imported under those
     # values would not match the next client's (it found every server stale).
     environ = dict(os.environ)
+    pending = [True]
 
-    def start() -> None:
+    def start(detached: bool = False) -> None:
+        if not pending:
+            return
+        pending.clear()
         # On failure the next call runs cold too, and tries again.
         with contextlib.suppress(OSError, place.PlaceError):
-            launch.start_background(place.socket_path(environ), idle_minutes, environ)
+            path = place.socket_path(environ)
+            launch.start_background(path, idle_minutes, environ, detached=detached)
 
     atexit.register(start)
+    if acp:
+        from picobot_tui.acp.warmup import after_load
+
+        after_load(lambda: start(detached=True))
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -6,8 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 
 log = logging.getLogger("picobot.acp")
+
+_after_load: list[Callable[[], None]] = []
+
+
+def after_load(fn: Callable[[], None]) -> None:
+    """Call `fn` once, in the loading thread, when the background import has ended (the
+    entry point starts a warm server then: a cold `picobot acp` lives for hours, and its
+    own import is over, so the server's does not compete with it on the CPU)."""
+    _after_load.append(fn)
 
 
 class Warmup:
@@ -31,6 +41,11 @@ class Warmup:
             log.warning("LiteLLM failed to load in the background: %s", e)
         finally:
             self._done.set()
+            while _after_load:
+                try:
+                    _after_load.pop(0)()
+                except Exception as e:  # a server that fails to start: the next call runs cold
+                    log.debug("after the import: %s", e)
 
     @property
     def loading(self) -> bool:

@@ -36,20 +36,30 @@ def server_argv(sock: str, idle_minutes: float) -> list[str]:
 
 
 def start_background(
-    sock: str, idle_minutes: float, environ: Mapping[str, str] | None = None
+    sock: str,
+    idle_minutes: float,
+    environ: Mapping[str, str] | None = None,
+    *,
+    detached: bool = False,
 ) -> int | None:
     """Spawn `picobot server run` detached, in `environ` (default: this process's);
-    its pid, or None if it could not be started."""
+    its pid, or None if it could not be started. `detached`: through a shell that exits
+    at once (reaped here), so the server is not this process's child: a process that
+    runs on for hours (a cold `picobot acp`) would otherwise keep it as a zombie once it
+    exits; the pid is then the shell's."""
     import subprocess
 
     env = dict(os.environ if environ is None else environ)
+    argv = server_argv(sock, idle_minutes)
+    if detached and os.path.exists("/bin/sh"):
+        argv = ["/bin/sh", "-c", '"$@" &', "sh", *argv]
     try:
         log = _open_log(log_path(env))
     except OSError:
         log = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
     try:
         proc = subprocess.Popen(
-            server_argv(sock, idle_minutes),
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -62,6 +72,9 @@ def start_background(
         return None
     finally:
         os.close(log)
+    if argv[0] == "/bin/sh":
+        proc.wait()  # the shell's own exit, at once: the server runs on as init's
+        return proc.pid
     # Not waited for: it outlives this process and is then reaped by init.
     proc.returncode = 0  # keep Popen.__del__ from warning about a running child
     return proc.pid

@@ -2,7 +2,7 @@
 
 - `PICOBOT_SERVER=0` (or false), or `server.enabled: false` in config.json: never
   (no connect, no start). `PICOBOT_SERVER=1`: always, CI included.
-- Unset: `agent -m` and `agent --json` attach to a running server; when there is none
+- Unset: `agent -m`, `agent --json` and `acp` attach to a running server; when there is none
   (or it is stale), the call runs cold and starts one in the background, except under
   `CI=true`, where a call never leaves a process running that it was not asked for (a CI
   job's runner waits for, or kills, what its steps leave behind). A server started by hand
@@ -27,6 +27,9 @@ _VALUE_OPTIONS = frozenset(
     {"-s", "--session", "--model", "--workspace", "--max-tokens", "-m", "--message"}
 )
 """`agent` options that take a value: the word after them is no flag."""
+_ACP_OPTIONS = frozenset({"--logs", "--no-logs"})
+"""What `picobot acp` takes; anything else (`--help`, a typo) runs cold, where Typer
+answers it on the real stdout before the command's stdout guard runs."""
 
 
 class Policy(NamedTuple):  # not a dataclass: `dataclasses` costs ~7 ms to import here
@@ -37,8 +40,16 @@ class Policy(NamedTuple):  # not a dataclass: `dataclasses` costs ~7 ms to impor
     idle_minutes: float
 
 
+def is_acp_call(argv: Sequence[str]) -> bool:
+    """`picobot acp` (with or without `--logs`): an editor's agent, served warm."""
+    args = list(argv[1:])
+    return bool(args) and args[0] == "acp" and set(args[1:]) <= _ACP_OPTIONS
+
+
 def is_warm_call(argv: Sequence[str]) -> bool:
-    """`agent … -m TEXT` or `agent … --json`: the short calls the server is for."""
+    """`agent … -m TEXT`, `agent … --json` or `acp`: the calls the server is for."""
+    if is_acp_call(argv):
+        return True
     args = list(argv[1:])
     if not args or args[0] != "agent":
         return False

@@ -1,6 +1,6 @@
 """What the server imports before it forks, and the check that nothing in it runs.
 
-The modules a cold `agent -m` and `agent --json` load, named as strings: the server sits
+The modules a cold `agent -m`, `agent --json` and `acp` load, named as strings: the server sits
 beside the front ends and may not import them statically (import-linter's layers), and
 it needs nothing of them but their presence in sys.modules. LiteLLM is imported, not
 configured: each call's own `load_litellm()` does that where a cold call does. Measured with LiteLLM 1.80 here: 3,194 modules, ~210 MB RSS, no thread,
@@ -25,6 +25,8 @@ MODULES = (
     "picobot_tui.headless.text",
     "picobot_tui.headless.json_protocol",
     "picobot_tui.core.llm.client",
+    "picobot_tui.acp.server",
+    "picobot_tui.acp.sessions",
     "litellm",
 )
 """Imported only: LiteLLM is *configured* by each call's own `load_litellm()`, at the

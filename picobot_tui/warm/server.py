@@ -70,6 +70,8 @@ class Server:
         self.stopping = False
         self.last = time.monotonic()
         self.served = 0
+        self.lock = -1
+        """The lock fd (serve's): let go when this server stops listening."""
 
     # -- the socket ---------------------------------------------------------------------
     def bind(self) -> None:
@@ -142,8 +144,13 @@ class Server:
         return 0
 
     def stop(self) -> None:
+        """Stop listening and let go of the lock: a replacing server may start at once,
+        while the calls running here (an editor's `acp` session may last hours) end."""
         self.stopping = True
         self.unbind()
+        if self.lock >= 0:
+            os.close(self.lock)
+            self.lock = -1
 
     def accept(self) -> None:
         assert self.listener is not None
@@ -364,6 +371,7 @@ def serve(path: str, idle_minutes: float, call: Callable[[], object]) -> int:
         log("another server holds the lock: not starting")
         return 0
     server = Server(path, idle_minutes, call)
+    server.lock = lock
     t0 = time.monotonic()
     learned = learn.read(learn.path_for(path))
     try:
@@ -385,4 +393,4 @@ def serve(path: str, idle_minutes: float, call: Callable[[], object]) -> int:
     try:
         return server.run()
     finally:
-        os.close(lock)
+        server.stop()

@@ -135,7 +135,7 @@ class Rig:
 
 
 _NORMALISE = [
-    (re.compile(r"cli([:_])[0-9a-f]{8}-\d{8}-\d{6}"), r"cli\1<KEY>"),
+    (re.compile(r"(cli|acp)([:_])[0-9a-f]{8}-\d{8}-\d{6}"), r"\1\2<KEY>"),
     (re.compile(r"\b[0-9a-f]{8}-\d{8}-\d{6}\b"), "<ID>"),  # a session id as printed
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}:\d{2})?"), "<T>"),
     (re.compile(r'"duration_ms": ?[\d.]+'), '"duration_ms": <MS>'),
