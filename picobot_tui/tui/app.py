@@ -83,6 +83,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
     CSS_PATH = STYLES / "app.tcss"
     AUTO_FOCUS = "#prompt-input"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS: ClassVar = keys.bindings()  # ids and defaults in tui/keys.py (`ui.keys`)
 
     def __init__(
