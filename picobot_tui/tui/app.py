@@ -506,10 +506,10 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
 
     # -- slash commands and palette entries (tui/commands.py names these actions) ------
     async def action_model(self, name: str = "") -> None:
-        if not name:
-            self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
-            return
-        from picobot_tui.tui.model_switch import switch_model
+        from picobot_tui.tui.model_switch import open_picker, switch_model
+
+        if not name:  # the picker; LiteLLM's list is imported only for a real client
+            return open_picker(self, with_litellm=self._model_client is None)
 
         assert self.runtime is not None
         await switch_model(
@@ -524,10 +524,6 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
 
     def action_warn(self, text: str) -> None:
         self.notify(text, severity="warning")
-
-    def action_prompt_model(self) -> None:
-        self.prompt.text = "/model "
-        self.prompt.input.focus()
 
     def _starting(self) -> bool:
         if not self.ready:

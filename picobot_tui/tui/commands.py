@@ -11,7 +11,7 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("new", "", "start a new session"),
     SlashCommand("sessions", "", "browse, search and resume sessions"),
     SlashCommand("resume", "ID", "resume a session by id (or `latest`)"),
-    SlashCommand("model", "NAME", "switch the model for the next turns"),
+    SlashCommand("model", "[NAME]", "switch the model (no NAME: pick from a list)"),
     SlashCommand("compact", "", "compress the history now"),
     SlashCommand("export", "", "export this session to Markdown"),
     SlashCommand("copy", "", "copy the last answer (`/copy code`: its code)"),
@@ -72,7 +72,7 @@ class PaletteCommand(NamedTuple):
 PALETTE_COMMANDS: list[PaletteCommand] = [
     PaletteCommand("New session", "Start a new session (Ctrl+N)", "new_session"),
     PaletteCommand("Sessions", "Browse and resume sessions (Ctrl+S)", "sessions"),
-    PaletteCommand("Switch model", "Type /model NAME in the prompt", "prompt_model"),
+    PaletteCommand("Switch model", "Pick the model for the next turns", "model"),
     PaletteCommand("Compact history", "Compress the history now", "compact"),
     PaletteCommand("Export session", "Write this session as Markdown", "export"),
     PaletteCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", "toggle_timeline"),

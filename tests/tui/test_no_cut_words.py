@@ -35,6 +35,7 @@ from tests.tui.app_support import (
 from tests.tui.scenes import SCENES
 from tests.tui.settle import settle, until
 from tests.tui.test_approval_snapshot import _fixed_session
+from tests.tui.test_model_picker import fake_litellm  # noqa: F401  # a fixture
 from tests.tui.test_session_browser_snapshot import utc  # noqa: F401  # a fixture
 from tests.tui.words_shown import DIALOG_KINDS, cut_words, screen_lines
 
@@ -48,8 +49,8 @@ class Case:
     open: Callable[[Pilot, Path], Awaitable[None]]
     model: Callable[[], Any] = list
     kinds: tuple[type[Widget], ...] = DIALOG_KINDS
-    needs_home: bool = False
-    utc: bool = False
+    fixtures: tuple[str, ...] = ()
+    """Fixtures the frame needs (a home shown as `~`, a time zone, LiteLLM's model map)."""
 
 
 async def _push(pilot: Pilot, screen: Any) -> None:
@@ -165,6 +166,17 @@ async def _mcp(pilot: Pilot, tmp: Path) -> None:
     await _push(pilot, McpPane(FIXED))
 
 
+async def _model_picker(pilot: Pilot, tmp: Path) -> None:
+    from picobot_tui.widgets.model_picker import ModelPicker
+    from textual.widgets import OptionList
+
+    app: Any = pilot.app
+    await _fixed_session(pilot)
+    await type_and_send(pilot, "/model")
+    await until(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker")
+    await until(pilot, lambda: app.screen.query_one(OptionList).option_count == 4, "its names")
+
+
 async def _session_browser(pilot: Pilot, tmp: Path) -> None:
     from picobot_tui.widgets.session_browser import SessionBrowserScreen
 
@@ -239,10 +251,11 @@ CASES: dict[str, Case] = {
     "approval-full": Case(_approval_full),
     "diff-review": Case(_diff_review),
     "mcp": Case(_mcp),
-    "session-browser": Case(_session_browser, utc=True),
-    "session-browser-delete": Case(_browser_delete, utc=True),
-    "untrusted-notice": Case(_untrusted_notice, kinds=(Notice,), needs_home=True),
-    "export-toast": Case(_export_toast, _answers, kinds=(Toast,), needs_home=True),
+    "model-picker": Case(_model_picker, fixtures=("fake_litellm", "openai_model")),
+    "session-browser": Case(_session_browser, fixtures=("utc",)),
+    "session-browser-delete": Case(_browser_delete, fixtures=("utc",)),
+    "untrusted-notice": Case(_untrusted_notice, kinds=(Notice,), fixtures=("fixed_home",)),
+    "export-toast": Case(_export_toast, _answers, kinds=(Toast,), fixtures=("fixed_home",)),
     "model-toast": Case(_model_toast, kinds=(Toast,)),
     "copy-toast": Case(_copy_toast, _answers, kinds=(Toast,)),
 }
@@ -259,6 +272,11 @@ def fixed_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return home
 
 
+@pytest.fixture
+def openai_model(settings: Settings) -> None:
+    settings.agents.defaults.model = "openai/gpt-4o-mini"
+
+
 def _app(settings: Settings, case: Case) -> Any:
     app = make_app(settings, case.model())
     app.NOTIFICATION_TIMEOUT = 3600  # a toast outlives the slowest settle
@@ -271,10 +289,8 @@ def test_no_word_is_cut(
     snap_compare, settings: Settings, name: str, size: tuple[int, int], request, tmp_path: Path
 ) -> None:
     case = CASES[name]
-    if case.needs_home:
-        request.getfixturevalue("fixed_home")
-    if case.utc:
-        request.getfixturevalue("utc")
+    for fixture in case.fixtures:
+        request.getfixturevalue(fixture)
     cut: list[list[str]] = []
 
     async def run_before(pilot: Pilot) -> None:
