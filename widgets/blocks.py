@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -36,7 +37,7 @@ from .block_text import (
 )
 from .markdown_close import close_open_markup
 from .streaming import FREEZE_AT, append_delay, settled_prefix
-from .textual_compat import drop_cached_placements
+from .textual_compat import drop_cached_placements, stream_content_width
 from .typing_monitor import TypingMonitor
 
 
@@ -56,6 +57,10 @@ class Block(Widget):
             super().__init__()
             self.text = text
             self.what = what
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # In the transcript's stream layout, measured at the width it is drawn at.
+        return super().get_content_height(container, viewport, stream_content_width(self, width))
 
     def copy_text(self) -> str:
         return ""

@@ -208,6 +208,14 @@ async def _untrusted_notice(pilot: Pilot, tmp: Path) -> None:
     await pilot.app.router.apply(untrusted_notice(runtime))  # type: ignore[attr-defined]
 
 
+async def _notice_under_a_long_transcript(pilot: Pilot, tmp: Path) -> None:
+    """The notice at the bottom of a transcript that scrolls (its scrollbar narrows it)."""
+    await _fixed_session(pilot)
+    for n in range(12):
+        await pilot.app.conversation.add_user(f"Question {n} about the parser tests")  # type: ignore[attr-defined]
+    await _untrusted_notice(pilot, tmp)
+
+
 async def _export_toast(pilot: Pilot, tmp: Path) -> None:
     app: Any = pilot.app
     await _fixed_session(pilot)
@@ -255,6 +263,9 @@ CASES: dict[str, Case] = {
     "session-browser": Case(_session_browser, fixtures=("utc",)),
     "session-browser-delete": Case(_browser_delete, fixtures=("utc",)),
     "untrusted-notice": Case(_untrusted_notice, kinds=(Notice,), fixtures=("fixed_home",)),
+    "notice-under-a-long-transcript": Case(
+        _notice_under_a_long_transcript, kinds=(Notice,), fixtures=("fixed_home",)
+    ),
     "export-toast": Case(_export_toast, _answers, kinds=(Toast,), fixtures=("fixed_home",)),
     "model-toast": Case(_model_toast, kinds=(Toast,)),
     "copy-toast": Case(_copy_toast, _answers, kinds=(Toast,)),

@@ -2,8 +2,8 @@
 the screen, split into words, each found whole in one line of what the compositor draws
 (issue 25, point 6: "what it wrote so far is s", a notice's last line, a toast's file name).
 
-A word is exempt only when its widget sits in a container that really scrolls (the user can
-bring it into view) or in a list widget (OptionList rows are shortened on purpose, with "…").
+A word is exempt only when its widget is not wholly in the window of a container that
+scrolls (the user can bring it into view) or sits in a list widget (OptionList rows are shortened on purpose, with "…").
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ def screen_lines(app: App) -> list[str]:
 
 
 def _scrolled_away(widget: Widget) -> bool:
-    """Inside a container whose content is taller or wider than its window."""
+    """Not wholly inside the window of a container that scrolls (the user scrolls to it)."""
     for node in widget.ancestors:
         scroller = isinstance(node, ScrollableContainer) and node is not widget.screen
-        if scroller and (node.max_scroll_y > 0 or node.max_scroll_x > 0):
+        scrolls = scroller and (node.max_scroll_y > 0 or node.max_scroll_x > 0)
+        if scrolls and not node.content_region.contains_region(widget.region):
             return True
     return False
 
