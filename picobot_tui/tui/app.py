@@ -31,7 +31,7 @@ from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes, to
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
-    help_text,
+    help_rows,
     parse_slash,
     slash_action,
 )
@@ -45,6 +45,7 @@ from picobot_tui.tui.view_events import (
     AppStarted,
     AppStarting,
     ConversationCleared,
+    HelpShown,
     NoticeShown,
     UserSent,
     ViewEvent,
@@ -577,7 +578,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         self.copy(blocks[-1] if blocks else None, "code block")
 
     async def action_help(self) -> None:
-        await self.router.apply(NoticeShown("info", help_text()))
+        await self.router.apply(HelpShown(help_rows()))
 
     def action_permissions(self) -> None:
         from picobot_tui.tui import permissions  # the list and config editing load lazily

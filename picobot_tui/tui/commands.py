@@ -51,14 +51,10 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     return name.lower(), arg.strip()
 
 
-def help_text() -> str:
-    lines = ["Commands:"]
-    for c in SLASH_COMMANDS:
-        usage = f"/{c.name}" + (f" {c.args}" if c.args else "")
-        lines.append(f"  {usage:<16} {c.help}")
-    lines += ["", "Keys:"]
-    lines += [f"  {keys:<20} {what}" for keys, what in KEYS]
-    return "\n".join(lines)
+def help_rows() -> tuple[tuple[str, str], ...]:
+    """`/help` as rows: ("Commands:", "") heads the commands, ("Keys:", "") the keys."""
+    commands = [(f"/{c.name}" + (f" {c.args}" if c.args else ""), c.help) for c in SLASH_COMMANDS]
+    return (("Commands:", ""), *commands, ("Keys:", ""), *KEYS)
 
 
 class PaletteCommand(NamedTuple):

@@ -38,6 +38,7 @@ from picobot_tui.tui.view_events import (
     AppStarting,
     ConversationCleared,
     ExecNoteShown,
+    HelpShown,
     HistoryLoaded,
     McpShown,
     ModelShown,
@@ -260,6 +261,8 @@ class EventRouter:
                 self.state = "thinking"
             case NoticeShown():
                 await self.conversation.add_notice(event.kind, event.text)
+            case HelpShown():
+                await self.conversation.add_help(event.rows)
             case ModelShown():
                 self.status.model = event.name
             case ExecNoteShown():
