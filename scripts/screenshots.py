@@ -54,9 +54,11 @@ def seed_sessions(home: Path) -> None:
         ("Why is the Docker image 2 GB?", "The build context includes `node_modules/`."),
         ("Write a changelog entry for 0.4", "Added under **Unreleased**."),
     ]
-    for n, (question, answer) in enumerate(convos):
+    # The folders they were started in: the browser, opened in another, lists them all.
+    places = ["/home/dev/monorepo", "/home/dev/parser", "/home/dev/monorepo", "/home/dev/docs"]
+    for n, ((question, answer), place) in enumerate(zip(convos, places, strict=True)):
         key = f"cli:{n + 1:08x}-20250301-09{n:02d}00"
-        with store.open(key, model="openai/gpt-4o-mini") as session:
+        with store.open(key, model="openai/gpt-4o-mini", workspace=place) as session:
             session.append({"role": "user", "content": question})
             session.append({"role": "assistant", "content": answer})
 
@@ -66,6 +68,7 @@ async def shoot(stem: str, scene: str, size: tuple[int, int], theme: str, out: P
     from picobot_tui.core.llm.scripted import ScriptedModel
     from picobot_tui.tui.app import PicobotApp
     from tests.tui.scenes import SCENES
+    from tests.tui.settle import settle, until
 
     settings = Settings()
     settings.agents.defaults.model = "openai/gpt-4o-mini"
@@ -75,14 +78,20 @@ async def shoot(stem: str, scene: str, size: tuple[int, int], theme: str, out: P
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         if scene == "sessions":
+            from picobot_tui.widgets.session_browser import SessionBrowserScreen
+
+            await until(pilot, lambda: app.ready, "the app started")
             app.action_sessions()
-            for _ in range(100):
-                await pilot.pause(0.02)
+            await until(pilot, lambda: isinstance(app.screen, SessionBrowserScreen), "browser")
+            browser = app.screen
+            assert isinstance(browser, SessionBrowserScreen)
+            await until(pilot, lambda: browser.query("#session-filter"), "the browser composed")
+            browser.filter_input.cursor_blink = False
+            loaded = lambda: browser.table.row_count == 4 and browser.preview.loaded  # noqa: E731
+            await until(pilot, loaded, "the sessions and a preview")
         else:
             await SCENES[scene](app)
-            for _ in range(20):
-                await pilot.pause(0.01)
-        await pilot.wait_for_scheduled_animations()
+        await settle(pilot)
         svg = app.export_screenshot(title="picobot")
     svg = fix_fonts(svg)
     svg_path = out / f"{stem}.svg"

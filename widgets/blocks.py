@@ -13,12 +13,15 @@ from functools import partial
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 from textual import events, messages
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -36,7 +39,7 @@ from .block_text import (
 )
 from .markdown_close import close_open_markup
 from .streaming import FREEZE_AT, append_delay, settled_prefix
-from .textual_compat import drop_cached_placements
+from .textual_compat import drop_cached_placements, stream_content_width
 from .typing_monitor import TypingMonitor
 
 
@@ -56,6 +59,10 @@ class Block(Widget):
             super().__init__()
             self.text = text
             self.what = what
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # In the transcript's stream layout, measured at the width it is drawn at.
+        return super().get_content_height(container, viewport, stream_content_width(self, width))
 
     def copy_text(self) -> str:
         return ""
@@ -395,6 +402,51 @@ class Notice(Block):
 
     def rebuild(self) -> Callable[[], Block]:
         return partial(Notice, self.kind, self.text, self.hint)
+
+
+class HelpNotice(Notice):
+    """`/help`: sections of (key, description) rows as two columns, each description wrapped
+    inside its own column (a hanging indent), so a narrow transcript (100 columns with the
+    side panes open) never wraps a description back under the keys. `rows` holds
+    ("Title:", "") for a section's heading."""
+
+    def __init__(self, rows: tuple[tuple[str, str], ...]) -> None:
+        super().__init__("info", help_plain(rows))
+        self.rows = rows
+
+    def render(self) -> RenderableType:  # type: ignore[override]
+        keys = max((len(k) for k, d in self.rows if d), default=0)
+        parts: list[RenderableType] = []
+        table: Table | None = None
+        for key, what in self.rows:
+            if not what:  # a heading: ends the section before it
+                if parts:
+                    parts.append(Text(""))
+                icon = f"{NOTICE_ICONS.get(self.kind, 'ℹ')} " if not parts else ""
+                parts.append(Text.assemble((icon, "bold"), (key, "bold")))
+                table = Table.grid(padding=(0, 2))
+                table.add_column(no_wrap=True, min_width=keys)
+                table.add_column(overflow="fold")
+                parts.append(Padding(table, (0, 0, 0, 2)))
+                continue
+            if table is not None:
+                table.add_row(Text(key, style="bold"), Text(what))
+        return Group(*parts)
+
+    def rebuild(self) -> Callable[[], Block]:
+        return partial(HelpNotice, self.rows)
+
+
+def help_plain(rows: tuple[tuple[str, str], ...]) -> str:
+    """The rows as plain text (what `y` copies): headings, then indented `key  what`."""
+    keys = max((len(k) for k, d in rows if d), default=0)
+    lines: list[str] = []
+    for key, what in rows:
+        if not what:
+            lines += ([""] if lines else []) + [key]
+        else:
+            lines.append(f"  {key:<{keys}}  {what}")
+    return "\n".join(lines)
 
 
 class SummaryNotice(Notice):

@@ -48,6 +48,9 @@ class BudgetGauge(Widget):
     cache_line: reactive[str] = reactive("")
     """`cache 10k read · 1.2k written · 82 % (session 76 %)`; "" while nothing was cached."""
     compression: reactive[str] = reactive("")
+    messages: reactive[int | None] = reactive(None)
+    """How many messages the shown conversation holds, when it was loaded (a resume, a
+    branch); None once the user sends (the estimate then counts what the turn adds)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -87,6 +90,7 @@ class BudgetGauge(Widget):
 
     def reset(self) -> None:
         self.estimated = 0
+        self.messages = None
         self.prompt_tokens = self.completion_tokens = None
         self.session_cost = None
         self.cost_known = False
@@ -121,6 +125,14 @@ class BudgetGauge(Widget):
             runs = [("█" * fill, fill_style), ("░" * (width - fill), empty)]
         return Content.assemble(*(run for run in runs if run[0]))
 
+    def _what_it_counts(self) -> str:
+        # A branch from before its parent's first message (or any session loaded empty)
+        # still costs its system prompt and tools: say so, or 642 tokens of nothing looked
+        # like the parent's context (issue 25, point 9).
+        if self.messages == 0 and self.estimated > 0:
+            return "no messages: system prompt and tools"
+        return compression_words(self.estimated, self.threshold)
+
     def render(self) -> Content:
         width = self.content_region.width or self.size.width or 30
         pct = f" ({self.estimated / self.budget:.0%})" if self.budget else ""
@@ -130,7 +142,7 @@ class BudgetGauge(Widget):
                 (human_tokens(self.estimated), "bold"),
                 f" / {human_tokens(self.budget)} tokens{pct}",
             ),
-            Content.assemble((compression_words(self.estimated, self.threshold), "$text-muted")),
+            Content.assemble((self._what_it_counts(), "$text-muted")),
         ]
         if self.prompt_tokens is not None:
             lines.append(

@@ -29,7 +29,15 @@ from picobot_tui.core.content import content_text
 from picobot_tui.core.history import is_interrupted_marker
 from picobot_tui.core.textsafe import safe_value, terminal_safe
 
-from .blocks import AssistantMessage, Block, Notice, SummaryNotice, ToolBlock, UserMessage
+from .blocks import (
+    AssistantMessage,
+    Block,
+    HelpNotice,
+    Notice,
+    SummaryNotice,
+    ToolBlock,
+    UserMessage,
+)
 from .textual_compat import ScrollUpdateHook, anchor_released
 from .typing_monitor import TypingMonitor
 
@@ -310,6 +318,12 @@ class ConversationPane(Vertical):
         async with self._lock:
             await self._end_text()
             return await self._add_block(Notice(kind, text, hint))  # type: ignore[return-value]
+
+    async def add_help(self, rows: tuple[tuple[str, str], ...]) -> Notice:
+        """`/help`'s two-column notice (blocks.HelpNotice)."""
+        async with self._lock:
+            await self._end_text()
+            return await self._add_block(HelpNotice(rows))  # type: ignore[return-value]
 
     async def add_summary_notice(self, text: str, summary: str) -> Notice:
         """A compaction notice that opens to show the summary."""

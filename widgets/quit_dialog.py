@@ -24,6 +24,9 @@ class QuitDialog(ModalScreen[bool]):
         width: 56; height: auto; padding: 1 2;
         border: thick $warning; background: $surface;
     }
+    /* A Label is as wide as its text: in the 52 cells here it was cut, not wrapped ("what
+       it wrote so far is s"). */
+    QuitDialog Label { width: 100%; }
     QuitDialog Horizontal { height: auto; margin-top: 1; }
     QuitDialog Button { margin-right: 2; }
     """

@@ -35,7 +35,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Label
 from textual.worker import get_current_worker
 
-from picobot_tui.core.sessions.export import default_export_dir
+from picobot_tui.core.sessions.export import default_export_dir, exported_message
 
 from .session_browser_messages import Rows as _Rows
 from .session_browser_messages import SearchHits as _SearchHits
@@ -554,4 +554,4 @@ class SessionBrowserScreen(Screen[BrowserResult]):
         except Exception as error:
             self.notify(f"Export failed: {error}", severity="error")
             return
-        self.notify(f"Exported to {path}", title="Export")
+        self.notify(exported_message(path), title="Export")

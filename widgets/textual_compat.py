@@ -41,6 +41,23 @@ def drop_cached_placements(widget: Widget | None) -> None:
         layout._cached_placements = None
 
 
+def stream_content_width(widget: Widget, width: int) -> int:
+    """The width `widget`'s content really gets, for its `get_content_height(width)`.
+
+    Textual 8.2's stream layout (the transcript's) measures a child's height at the
+    container's width less the child's gutter, and then places it narrower by its left and
+    right margins: a notice (margins 2 and 2) was measured 4 cells too wide and lost its
+    last lines when they wrapped (issue 25, point 6; tests/tui/test_textual_compat.py
+    checks Textual still does so). Elsewhere `width` is already right."""
+    from textual.layouts.stream import StreamLayout
+
+    parent = widget.parent
+    if isinstance(getattr(parent, "layout", None), StreamLayout):
+        margin = widget.styles.margin
+        return max(1, width - margin.left - margin.right)
+    return width
+
+
 class KeyFirstTextArea(TextArea):
     """A TextArea that sees each key before TextArea's own handling (Textual's `_on_key`,
     which inserts text and runs before bindings)."""

@@ -31,7 +31,7 @@ from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes, to
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
-    help_text,
+    help_rows,
     parse_slash,
     slash_action,
 )
@@ -45,6 +45,7 @@ from picobot_tui.tui.view_events import (
     AppStarted,
     AppStarting,
     ConversationCleared,
+    HelpShown,
     NoticeShown,
     UserSent,
     ViewEvent,
@@ -83,6 +84,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
     CSS_PATH = STYLES / "app.tcss"
     AUTO_FOCUS = "#prompt-input"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS: ClassVar = keys.bindings()  # ids and defaults in tui/keys.py (`ui.keys`)
 
     def __init__(
@@ -505,10 +507,10 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
 
     # -- slash commands and palette entries (tui/commands.py names these actions) ------
     async def action_model(self, name: str = "") -> None:
-        if not name:
-            self.notify(f"Model: {self.status.model}. Use /model NAME to switch.")
-            return
-        from picobot_tui.tui.model_switch import switch_model
+        from picobot_tui.tui.model_switch import open_picker, switch_model
+
+        if not name:  # the picker; LiteLLM's list is imported only for a real client
+            return open_picker(self, with_litellm=self._model_client is None)
 
         assert self.runtime is not None
         await switch_model(
@@ -523,10 +525,6 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
 
     def action_warn(self, text: str) -> None:
         self.notify(text, severity="warning")
-
-    def action_prompt_model(self) -> None:
-        self.prompt.text = "/model "
-        self.prompt.input.focus()
 
     def _starting(self) -> bool:
         if not self.ready:
@@ -580,7 +578,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         self.copy(blocks[-1] if blocks else None, "code block")
 
     async def action_help(self) -> None:
-        await self.router.apply(NoticeShown("info", help_text()))
+        await self.router.apply(HelpShown(help_rows()))
 
     def action_permissions(self) -> None:
         from picobot_tui.tui import permissions  # the list and config editing load lazily

@@ -11,7 +11,7 @@ SLASH_COMMANDS: list[SlashCommand] = [
     SlashCommand("new", "", "start a new session"),
     SlashCommand("sessions", "", "browse, search and resume sessions"),
     SlashCommand("resume", "ID", "resume a session by id (or `latest`)"),
-    SlashCommand("model", "NAME", "switch the model for the next turns"),
+    SlashCommand("model", "[NAME]", "switch the model (no NAME: pick from a list)"),
     SlashCommand("compact", "", "compress the history now"),
     SlashCommand("export", "", "export this session to Markdown"),
     SlashCommand("copy", "", "copy the last answer (`/copy code`: its code)"),
@@ -51,14 +51,10 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     return name.lower(), arg.strip()
 
 
-def help_text() -> str:
-    lines = ["Commands:"]
-    for c in SLASH_COMMANDS:
-        usage = f"/{c.name}" + (f" {c.args}" if c.args else "")
-        lines.append(f"  {usage:<16} {c.help}")
-    lines += ["", "Keys:"]
-    lines += [f"  {keys:<20} {what}" for keys, what in KEYS]
-    return "\n".join(lines)
+def help_rows() -> tuple[tuple[str, str], ...]:
+    """`/help` as rows: ("Commands:", "") heads the commands, ("Keys:", "") the keys."""
+    commands = [(f"/{c.name}" + (f" {c.args}" if c.args else ""), c.help) for c in SLASH_COMMANDS]
+    return (("Commands:", ""), *commands, ("Keys:", ""), *KEYS)
 
 
 class PaletteCommand(NamedTuple):
@@ -72,7 +68,7 @@ class PaletteCommand(NamedTuple):
 PALETTE_COMMANDS: list[PaletteCommand] = [
     PaletteCommand("New session", "Start a new session (Ctrl+N)", "new_session"),
     PaletteCommand("Sessions", "Browse and resume sessions (Ctrl+S)", "sessions"),
-    PaletteCommand("Switch model", "Type /model NAME in the prompt", "prompt_model"),
+    PaletteCommand("Switch model", "Pick the model for the next turns", "model"),
     PaletteCommand("Compact history", "Compress the history now", "compact"),
     PaletteCommand("Export session", "Write this session as Markdown", "export"),
     PaletteCommand("Toggle timeline", "Show or hide the tool timeline (Ctrl+T)", "toggle_timeline"),

@@ -1,5 +1,5 @@
-"""`/model NAME`: check the name, swap the model client, show it; and the names `/model `
-completes.
+"""`/model NAME`: check the name, swap the model client, show it; the names `/model `
+completes; and `/model` alone, a picker of them (widgets/model_picker.py).
 
 The check asks LiteLLM's provider resolution (core/llm/model_names.py), which may import
 LiteLLM: it runs in a thread, never on the UI thread. An unknown name is a warning in the
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from picobot_tui.run.context import credentials_hint, model_problem
 from picobot_tui.run.runtime import use_model
@@ -105,3 +105,52 @@ async def switch_model(
         await show(NoticeShown("error", hint))
     notify(f"Model switched to {name} for the next turns")
     return True
+
+
+def picker_names(settings: Settings, current: str, *, with_litellm: bool) -> list[str]:
+    """The names `/model` offers (core/llm/model_names.choices). LiteLLM's list only when it
+    is imported already or `with_litellm` (then this imports it): call it from a thread."""
+    import sys
+
+    from picobot_tui.core.llm.model_names import choices
+
+    litellm = sys.modules.get("litellm")
+    if litellm is None and with_litellm:
+        from picobot_tui.core.llm.client import load_litellm
+
+        try:
+            litellm = load_litellm()
+        except Exception as e:  # the picker then offers the configured names only
+            log.warning("LiteLLM's model list is not available: %s", e)
+    try:
+        return choices(settings, current, litellm)
+    except Exception as e:  # a broken list must not keep the user from switching
+        log.warning("the model list failed: %s", e)
+        return [current, settings.agents.defaults.model]
+
+
+def open_picker(app: Any, *, with_litellm: bool) -> None:
+    """`/model` with no name: the picker over the app, at once with the names known without
+    asking anyone; the full list (a server's, LiteLLM's) fills in from a thread. Choosing
+    one runs `/model NAME` (the app's `action_model`); Esc changes nothing."""
+    from picobot_tui.widgets.model_picker import ModelPicker
+
+    runtime = app.runtime
+    if runtime is None:
+        app.notify("Still starting: try again in a moment")
+        return
+    settings, current = runtime.settings, runtime.loop.model_name
+    configured = settings.agents.defaults.model
+    picker = ModelPicker(list(dict.fromkeys([current, configured, "demo"])), current, configured)
+
+    async def chosen(name: str | None) -> None:
+        if name and name != current:
+            await app.action_model(name)
+
+    async def fill() -> None:
+        names = await asyncio.to_thread(picker_names, settings, current, with_litellm=with_litellm)
+        if picker.is_attached:
+            picker.names = tuple(names)
+
+    app.push_screen(picker, chosen)
+    app.run_worker(fill(), group="model-list", exclusive=True, exit_on_error=False)

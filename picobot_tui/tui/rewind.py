@@ -191,9 +191,16 @@ def _summary(turn: int, mode: Mode, key: str, branch: str | None, partial: bool 
             f"{what} restored to before turn {turn}; the conversation goes on (the model is told)."
         )
     what = "Code and conversation" if mode == "both" else "Conversation"
+    # What the branch holds, so the transcript above and the gauge can be checked against it.
+    holds = (
+        "no messages yet"
+        if turn <= 1
+        else ("turn 1" if turn == 2 else f"turns 1–{turn - 1}") + " of the original"
+    )
     return (
         f"{what} rewound to before turn {turn}: this is a branch of {short} "
-        f"({(branch or '').removeprefix('cli:')}); the original is kept in /sessions."
+        f"({(branch or '').removeprefix('cli:')}), holding {holds}; the original is kept in "
+        "/sessions."
     )
 
 

@@ -38,6 +38,7 @@ from picobot_tui.tui.view_events import (
     AppStarting,
     ConversationCleared,
     ExecNoteShown,
+    HelpShown,
     HistoryLoaded,
     McpShown,
     ModelShown,
@@ -250,14 +251,18 @@ class EventRouter:
             case SessionLabelled():
                 self.status.session = event.label
             case HistoryLoaded():
+                self.gauge.messages = sum(1 for m in event.messages if m.get("role") != "system")
                 for block in await self.conversation.load_history(event.messages):
                     self.timeline.add_call(block.call_id, block.tool_name, block.arguments)
                     self.timeline.finish_call(block.call_id, block.status, block.duration_ms)
             case UserSent():
+                self.gauge.messages = None
                 await self.conversation.add_user(event.text)
                 self.state = "thinking"
             case NoticeShown():
                 await self.conversation.add_notice(event.kind, event.text)
+            case HelpShown():
+                await self.conversation.add_help(event.rows)
             case ModelShown():
                 self.status.model = event.name
             case ExecNoteShown():

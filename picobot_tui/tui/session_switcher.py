@@ -156,12 +156,12 @@ class SessionSwitcher:
         if self.session is None:
             self.notify("Nothing to export yet: send a message first")
             return None
-        from picobot_tui.core.sessions.export import default_export_dir
+        from picobot_tui.core.sessions.export import default_export_dir, exported_message
 
         try:
             path = self.store.export_file(self.session.key, default_export_dir())
         except (OSError, SessionError) as e:
             self.notify(f"Export failed: {e}", severity="error")
             return None
-        self.notify(f"Exported to {path}")
+        self.notify(exported_message(path))
         return path

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from picobot_tui.config.trust import remember_trust, trust_answer, trust_path
+from picobot_tui.core.paths import shown
 from picobot_tui.run.options import RunOptions
 from picobot_tui.run.workspace import check_workspace
 from picobot_tui.tui.view_events import NoticeShown
@@ -64,7 +65,7 @@ def untrusted_notice(runtime: Runtime) -> ViewEvent:
     servers = " and no MCP server is started" if runtime.mcp is not None else ""
     return NoticeShown(
         "warning",
-        f"{runtime.tools.ctx.workspace} is not trusted: its AGENTS.md, skills, kb/ and "
+        f"{shown(runtime.tools.ctx.workspace)} is not trusted: its AGENTS.md, skills, kb/ and "
         f"TODO.md are not loaded, the tools are read-only{servers}. To change that, remove "
-        f"it from {trust_path()}, or start with --workspace.",
+        f"it from {shown(trust_path())}, or start with --workspace.",
     )

@@ -89,6 +89,13 @@ class McpShown:
     state: str
 
 
+@dataclass(frozen=True)
+class HelpShown:
+    """`/help`: (key, description) rows in sections, a ("Title:", "") row heading each."""
+
+    rows: tuple[tuple[str, str], ...]
+
+
 ViewEvent = (
     AppStarting
     | AppStarted
@@ -97,6 +104,7 @@ ViewEvent = (
     | HistoryLoaded
     | UserSent
     | NoticeShown
+    | HelpShown
     | ModelShown
     | ExecNoteShown
     | ConversationCleared
@@ -110,6 +118,7 @@ VIEW_EVENTS = (
     HistoryLoaded,
     UserSent,
     NoticeShown,
+    HelpShown,
     ModelShown,
     ExecNoteShown,
     ConversationCleared,

@@ -126,3 +126,74 @@ def test_a_branch_is_titled_from_its_parent(picobot_home: Path) -> None:
     assert {r["key"]: r["title"] for r in listed(home, "--all")}[first] == (
         "↳ plan the trip, from turn 1"
     )
+
+
+def _seed(home: Path, key: str, workspace: Path, text: str) -> None:
+    """A session with an answer, started in `workspace`."""
+    from picobot_tui.core.sessions import SessionStore
+
+    store = SessionStore(home / "sessions", workspace=str(workspace))
+    with store.open(key, model="demo", workspace=str(workspace)) as session:
+        session.append({"role": "user", "content": text})
+        session.append({"role": "assistant", "content": f"answer to {text}"})
+
+
+def json_in(home: Path, cwd: Path, lines: list[dict], *flags: str) -> list[dict]:
+    """`picobot agent --json --model demo FLAGS` in `cwd`, fed `lines`; its events."""
+    res = subprocess.run(
+        [*picobot_exe(), "agent", "--json", "--model", "demo", *flags],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=cli_env(home),
+        input="".join(json.dumps(line) + "\n" for line in lines),
+    )
+    assert res.returncode == 0, res.stderr
+    return [json.loads(line) for line in res.stdout.splitlines()]
+
+
+def test_json_latest_says_on_the_protocol_which_session_it_resolved_to(
+    picobot_home: Path,
+) -> None:
+    """`"session": "latest"` in a --json message (and `--session latest`) is this workspace's
+    newest session; in a workspace with none it is the newest anywhere, and a `notice` event
+    of kind `session` says which one and from where, before the turn runs on it."""
+    home = picobot_home
+    a, b, c = (home / "workspace").resolve(), (home / "b").resolve(), (home / "c").resolve()
+    b.mkdir()
+    c.mkdir()
+    _seed(home, "cli:aaaa0001-20250301-090000", a, "in A")
+    _seed(home, "cli:bbbb0002-20250301-100000", b, "in B")  # the newest anywhere
+
+    # In C (no session of its own): B's, said on the protocol first, for each message.
+    note = f"no session in this workspace ({c}) yet: 'latest' is bbbb0002-20250301-100000"
+    events = json_in(
+        home,
+        c,
+        [
+            {"type": "message", "content": "one", "session": "latest"},
+            {"type": "message", "content": "two", "session": "latest"},
+        ],
+    )
+    starts = [i for i, e in enumerate(events) if e["type"] == "turn_started"]
+    notices = [i for i, e in enumerate(events) if e["type"] == "notice"]
+    assert len(starts) == 2 and len(notices) == 2
+    for notice, start in zip(notices, starts, strict=True):
+        assert notice < start
+        assert events[notice]["kind"] == "session"
+        assert note in events[notice]["message"] and f"from {b}" in events[notice]["message"]
+        assert events[start]["session"] == "cli:bbbb0002-20250301-100000"
+
+    # `--session latest` at start: the notice is the first line, then the turn on B.
+    events = json_in(home, c, [{"type": "message", "content": "three"}], "--session", "latest")
+    assert events[0]["type"] == "notice" and events[0]["kind"] == "session"
+    assert note in events[0]["message"]
+    assert events[1]["type"] == "turn_started"
+    assert events[1]["session"] == "cli:bbbb0002-20250301-100000"
+
+    # In A: A's own session, although B's is newer (and was just used), and no notice.
+    events = json_in(home, a, [{"type": "message", "content": "more", "session": "latest"}])
+    assert [e for e in events if e["type"] == "notice"] == []
+    assert events[0]["type"] == "turn_started"
+    assert events[0]["session"] == "cli:aaaa0001-20250301-090000"

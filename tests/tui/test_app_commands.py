@@ -11,7 +11,7 @@ from picobot_tui.widgets.blocks import AssistantMessage, Notice, UserMessage
 from rich.markdown import Markdown as RichMarkdown
 
 from picobot_tui.core.llm.scripted import ScriptedModel, text, tool_call
-from picobot_tui.core.sessions.export import export_filename
+from picobot_tui.core.sessions.export import export_filename, exported_message
 from picobot_tui.tui.commands import parse_slash
 from tests.tui.app_support import (
     GatedModel,
@@ -152,7 +152,8 @@ async def test_export_and_copy(settings, tmp_path, monkeypatch, picobot_home):
         assert "show code" in exported.read_text()
         assert (exported.parent.stat().st_mode & 0o777) == 0o700
         assert list(tmp_path.glob("picobot-*.md")) == []
-        assert any(str(exported) in n.message for n in app._notifications)  # the full path
+        # The name on a line of its own, then its folder: a toast never breaks the name.
+        assert any(n.message == exported_message(exported) for n in app._notifications)
 
         await type_and_send(pilot, "/copy")
         await pilot.pause()

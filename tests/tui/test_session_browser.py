@@ -22,6 +22,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Label, Static
 
 from picobot_tui.core.sessions import SessionInfo, SessionStore
+from picobot_tui.core.sessions.export import exported_message
 
 SIZE = (120, 40)
 
@@ -307,7 +308,9 @@ async def test_export_writes_the_transcript_as_markdown(store, three, tmp_path):
         text = path.read_text(encoding="utf-8")
         assert "Refactor the parser" in text
         assert "Renamed the zeppelin module." in text
-        await wait_until(pilot, lambda: any(str(path) in n.message for n in app._notifications))
+        await wait_until(
+            pilot, lambda: any(n.message == exported_message(path) for n in app._notifications)
+        )
 
 
 async def test_empty_store(store):

@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.widgets import Label, Static
 
 from picobot_tui.core.sessions import SessionStore
+from picobot_tui.core.sessions.export import exported_message
 from tests.tui.test_session_browser import SIZE, BrowserApp, Clock, browser, ready, wait_until
 
 
@@ -157,4 +158,7 @@ async def test_ctrl_e_exports_to_the_default_directory_with_the_full_path(store,
         path = picobot_home / "exports" / "picobot-cli_j1.md"  # the same name as /export's
         await wait_until(pilot, path.exists, "the export file")
         assert "kite prices" in path.read_text(encoding="utf-8")
-        await wait_until(pilot, lambda: any(str(path) in n.message for n in app._notifications))
+        # The full path: the file's name on a line of its own, then its folder.
+        said = exported_message(path)
+        assert said == f"Exported {path.name}\nin {path.parent}"
+        await wait_until(pilot, lambda: any(n.message == said for n in app._notifications))

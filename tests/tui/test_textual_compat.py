@@ -158,3 +158,32 @@ async def test_run_own_binding_applies_an_edit_key_before_the_next_key() -> None
         assert not await area.run_own_binding("f12")
         app.set_keymap({"unrelated.id": "f5"})  # a keymap is applied to a copy
         assert await area.run_own_binding("backspace") and area.text == ""
+
+
+async def test_the_stream_layout_measures_a_child_with_its_margins_and_the_fix_undoes_it() -> None:
+    """Textual 8.2's stream layout asks a child's height at the container's width without
+    the child's margins; `stream_content_width` takes them off again. When Textual fixes
+    it, this fails: drop the correction then (it would take the margins off twice)."""
+    from picobot_tui.widgets.textual_compat import stream_content_width
+
+    asked: list[int] = []
+
+    class Measured(Static):
+        def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+            asked.append(width)
+            return super().get_content_height(container, viewport, width)
+
+    class StreamApp(App[None]):
+        CSS = "#box { layout: stream; } Measured { margin: 0 3; }"
+
+        def compose(self) -> ComposeResult:
+            with VerticalScroll(id="box"):
+                yield Measured("word " * 40)
+
+    app = StreamApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        widget = app.query_one(Measured)
+        assert asked and asked[-1] == widget.content_region.width + 6  # the margins counted
+        assert stream_content_width(widget, asked[-1]) == widget.content_region.width
+        assert stream_content_width(Static(), 40) == 40  # not in a stream layout: as given

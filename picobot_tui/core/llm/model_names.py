@@ -15,6 +15,7 @@ imports LiteLLM: call it from a thread in the TUI.
 from __future__ import annotations
 
 import difflib
+import os
 import threading
 from types import ModuleType
 from typing import Any
@@ -23,7 +24,12 @@ from picobot_tui.core.llm.client import load_litellm, provider_for, resolve_rout
 from picobot_tui.core.llm.demo import DEMO_MODEL, is_demo
 from picobot_tui.core.llm.served_models import served_models, served_name, serves
 from picobot_tui.core.settings import CoreSettings
-from picobot_tui.core.shapes.providers import MODEL_PREFIXES, OPENAI_COMPATIBLE, PROVIDER_NAMES
+from picobot_tui.core.shapes.providers import (
+    MODEL_PREFIXES,
+    OPENAI_COMPATIBLE,
+    PROVIDER_ENV,
+    PROVIDER_NAMES,
+)
 
 TYPO_CUTOFF = 0.9
 """How close (difflib's ratio) a name LiteLLM does not know must be to one it knows to be
@@ -174,3 +180,40 @@ def unknown_model(settings: CoreSettings, model: str, *, how: str = "--model") -
         + f" Name the provider as a prefix (e.g. `openai/{rest or model}`, which goes to "
         f"providers.openai.apiBase when it is set), or use `{how} {DEMO_MODEL}`."
     )
+
+
+def choices(settings: CoreSettings, current: str, litellm: ModuleType | None = None) -> list[str]:
+    """What `/model` with no name offers, in this order: the model in use, the configured
+    one, `demo`; the models the server of their route lists, when an OpenAI-compatible
+    `apiBase` serves either (asked once a process, `served_models`); then LiteLLM's chat models
+    of the providers that are set up (a key in the config or its env var, the current or the
+    configured model's provider; not one behind an `apiBase`, whose server decides), only when
+    `litellm` is given. Blocking when the server was not asked yet: call it from a thread."""
+    first = [current, settings.agents.defaults.model, DEMO_MODEL]
+    served: list[str] = []
+    for model in dict.fromkeys(first[:2]):
+        route = resolve_route(settings, model)
+        base = route.kwargs.get("api_base")
+        if not base or route.provider not in OPENAI_COMPATIBLE:
+            continue
+        ids = served_models(base, route.kwargs.get("api_key"), route.kwargs.get("extra_headers"))
+        # Named as that model is: `openai/x` when it is `openai/…`, else the bare id.
+        head, sep, _ = model.partition("/")
+        prefix = f"{head}/" if sep and head in MODEL_PREFIXES else ""
+        served += [f"{prefix}{i}" for i in ids or ()]
+    known: list[str] = []
+    if litellm is not None:
+        ready = {provider_for(current), provider_for(settings.agents.defaults.model)} | {
+            name
+            for name in PROVIDER_NAMES
+            if getattr(settings.providers, name).api_key is not None
+            or os.environ.get(PROVIDER_ENV.get(name, ""))
+        }
+        ready -= {n for n in PROVIDER_NAMES if getattr(settings.providers, n).api_base}
+        # Not `ft:…`: LiteLLM's price entries for fine-tunes, not names one can call.
+        known = [
+            n
+            for n in picobot_names(litellm)
+            if provider_for(n) in ready and not n.partition("/")[2].startswith("ft:")
+        ]
+    return [n for n in dict.fromkeys([*first, *served, *known]) if n]

@@ -11,7 +11,7 @@ from typing import Any
 from picobot_tui.core import json_input
 from picobot_tui.core.atomic_write import atomic_write
 from picobot_tui.core.content import content_text
-from picobot_tui.core.paths import picobot_home
+from picobot_tui.core.paths import picobot_home, shown
 from picobot_tui.core.private_files import ensure_private_dir
 from picobot_tui.core.sessions.files import SessionInfo
 from picobot_tui.core.textsafe import terminal_safe
@@ -30,6 +30,13 @@ def default_export_dir() -> Path:
     """Where the TUI's `/export` and the browser's ctrl+e write: `~/.picobot/exports`
     (under `$PICOBOT_HOME`), 0700 like the sessions it copies."""
     return picobot_home() / "exports"
+
+
+def exported_message(path: Path) -> str:
+    """What a front end says after an export: the file's name on a line of its own, then its
+    folder (`~/…`), so a toast never breaks the name across lines (issue 25, point 6: the
+    whole path in one word was longer than the toast and lost its end)."""
+    return f"Exported {path.name}\nin {shown(path.parent)}"
 
 
 def write_export(directory: Path, key: str, markdown: str) -> Path:
