@@ -429,6 +429,26 @@ async def test_stopping_early_closes_cleanly(server):
     assert text_of(await collect(LiteLLMClient(settings_for(server)))) == "next call works"
 
 
+@pytest.mark.parametrize(
+    ("content_type", "detail"),
+    [
+        ("text/html; charset=utf-8", ": an HTML page came back, not the API's JSON."),
+        ("text/plain", " (openai/test-model, HTTP 502)."),
+    ],
+)
+async def test_a_body_that_is_not_json_is_said_in_words_not_as_error_code(
+    server, content_type, detail
+):
+    """The SDK's stand-in "Error code: 502" only repeated the status; a web page at the
+    apiBase (a UI, a proxy's login page) is named, and the hint points at the address."""
+    body = "<html><body>Bad gateway</body></html>" if "html" in content_type else "bad gateway"
+    server.script([error(502, body=body, headers={"Content-Type": content_type})])
+    err, got = await failure(LiteLLMClient(settings_for(server)))
+    assert str(err).endswith(detail) and "Error code" not in str(err), str(err)
+    assert ("apiBase" in (err.hint or "")) == ("html" in content_type), err.hint
+    assert got == []
+
+
 async def test_the_next_call_works_after_each_fault(server):
     client = LiteLLMClient(settings_for(server))
     for fault in (error(500), reset_before_response(), cut_mid_stream(1), malformed_chunk()):

@@ -97,7 +97,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        if not any(k.lower() == "content-type" for k in headers or {}):
+            self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")
         for k, v in (headers or {}).items():

@@ -363,6 +363,10 @@ def classify(
     elif kind == "server" and _overloaded(exc):
         cause = _CAUSES["overloaded"]
     detail = _detail(exc, scrub)
+    html_page = False
+    if re.fullmatch(r"Error code: \d+", detail):  # the SDK's stand-in for a body not JSON
+        html_page = "html" in headers.get("content-type", "")
+        detail = "an HTML page came back, not the API's JSON" if html_page else ""
     if _unrouted(exc):  # LiteLLM's long how-to, cut mid-word: say it in a few words
         cause, status = "Unknown model", None
         detail = "LiteLLM cannot tell which provider serves it; add a provider prefix"
@@ -374,6 +378,9 @@ def classify(
     if retry_after is not None:
         action = f"retry after {retry_after:g} s"
     hint = action[0].upper() + action[1:] + "."
+    if html_page and url:  # a web page at apiBase: most often its address, not an outage
+        setting = f"providers.{provider}.apiBase" if provider else "the provider's apiBase"
+        hint = f"Check that {setting} ({url}) is the API's address (it often ends in /v1)."
     transient = kind in _TRANSIENT
     if kind == "connection" and not midstream:
         chain = list(_chain(exc))
