@@ -10,7 +10,9 @@ compared with its SVG. Update deliberately with
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +29,7 @@ from picobot_tui.core.llm.scripted import text
 from tests.tui.app_support import (
     GatedModel,
     make_app,
+    make_settings,
     transcript_text,
     type_and_send,
     wait_for,
@@ -270,6 +273,18 @@ CASES: dict[str, Case] = {
     "model-toast": Case(_model_toast, kinds=(Toast,)),
     "copy-toast": Case(_copy_toast, _answers, kinds=(Toast,)),
 }
+
+
+@pytest.fixture
+def settings() -> Iterator[Settings]:
+    """The hermetic settings with a workspace whose path is the same length on every run:
+    it is in the system prompt, so its length is in the status bar's token count (a
+    pytest-299 base folder drew "666/128k" where pytest-21 drew "665/128k")."""
+    root = Path(tempfile.mkdtemp(prefix="pbsnap-", dir="/tmp"))
+    workspace = root / "workspace"
+    workspace.mkdir()
+    yield make_settings(workspace)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
