@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import worker_server
+
 # LiteLLM must never fetch its price map: tests run offline.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
@@ -83,13 +85,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _worker_server() -> Iterator[None]:
+    """The worker's warm server (tests/support/worker_server.py), stopped when it ends."""
+    yield
+    worker_server.stop()
+
+
 @pytest.fixture(autouse=True)
-def picobot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def picobot_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Path]:
     """Every test gets its own ~/.picobot and no provider keys from the environment.
 
     It also runs in `<home>/workspace` (made here): the workspace is the current directory
     unless one is named, so a test that names none works there (as tests did when that was
     the default workspace), never in the checkout the tests run from."""
+    marked = request.node.get_closest_marker("cold") is not None
+    worker_server.cold_now = worker_server.is_cold(request.node.nodeid, marked)
     home = tmp_path / "picobot-home"
     home.mkdir()
     (home / "workspace").mkdir()

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import INSTANT_DEMO, NO_SERVER
+from tests.support import worker_server
 from tests.support.openai_server import MODELS, OpenAITestServer
 
 SECRET = "sk-test-SECRETVALUE-1234567890"
@@ -62,8 +63,12 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env.update(
         PICOBOT_HOME=str(home),
         LITELLM_LOCAL_MODEL_COST_MAP="True",
-        **dict([INSTANT_DEMO, NO_SERVER]),
+        **dict([INSTANT_DEMO]),
     )
+    # The worker's warm server, or cold (tests/support/worker_server.py); a test that
+    # routes its own call (tests/server) gets the old default, cold, under its extras.
+    routed = "PICOBOT_SERVER" in extra or "XDG_RUNTIME_DIR" in extra
+    env.update(dict([NO_SERVER]) if routed else worker_server.call_env())
     env.update(extra)  # after the defaults: a server test sets PICOBOT_SERVER itself
     return env
 
