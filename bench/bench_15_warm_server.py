@@ -14,7 +14,13 @@
 - **15e** `agent --json` spawn → first `text_delta` line, warm, against 15a's baseline
   (the script, spawn → exit); ≤ 1.5×.
 
-Not measured: 15f (the TUI does not go through the server): docs/server.md says why.
+- **15g** the TUI (`picobot agent` on a pty): the message typed as soon as the first frame
+  shows → the answer's first words painted, with a warm server running (the TUI's
+  first calls are relayed to it while its own LiteLLM imports: warm/relay.py) against the
+  same with no server (`PICOBOT_SERVER=0`: the call waits for the import); ≤ 0.5×.
+
+Not measured: 15f (the TUI's first frame through the server; it does not go through it):
+docs/server.md says why.
 """
 
 from __future__ import annotations
@@ -89,6 +95,46 @@ def _first_delta(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     proc.stdout.read()
     proc.wait(timeout=DEADLINE)
     return took
+
+
+def _tui_first_answer(env: dict[str, str], cwd: Path, marker: bytes) -> float:
+    """`picobot agent` on a pty: seconds from typing the message (as soon as the first frame
+    shows) until `marker`, the answer's first words, is written. From the message, not
+    the spawn: the first frame (bench #1) comes before and is the same either way."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [console_script(), "agent", "--workspace", str(cwd)],
+        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    out, sent = bytearray(), False
+    try:
+        while time.monotonic() - t0 < DEADLINE:
+            if select.select([master], [], [], 0.5)[0]:
+                out += os.read(master, 65536)
+            if not sent and b"Message picobot" in out:
+                os.write(master, b"hello\r")
+                sent, out, t0 = True, bytearray(), time.monotonic()
+            elif sent and marker in out:
+                return time.monotonic() - t0
+        raise RuntimeError(f"no answer in the TUI: {bytes(out[-300:])!r}")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
 
 
 def _servers(runtime: Path) -> list[int]:
@@ -254,6 +300,33 @@ def run(reps: int = 8) -> list[Result]:
                         "initialize, session/new, session/prompt as each answer arrives",
                         samples={"A s": f, "B s": i, "ratio": r},
                         seconds=time.perf_counter() - t3,
+                    )  # fmt: skip
+                )
+            )
+            t4 = time.perf_counter()
+            # Three words of the first paragraph: drawn in one style, so written together.
+            marker = " ".join(answer.split("\n\n")[1].split()[1:4]).encode()
+            g, g0 = alternate(
+                lambda: _tui_first_answer(warm_env, ws, marker),
+                lambda: _tui_first_answer(cold_env, ws, marker),
+                max(3, reps // 2),
+            )
+            r = ratios(g, g0)
+            results.append(
+                report(
+                    Result(
+                        "15g",
+                        "TUI: message sent at the first frame to the answer's first words",
+                        median(g),
+                        median(g0),
+                        "s",
+                        median(r),
+                        "≤ 0.5×",
+                        median(r) <= 0.5,
+                        detail="warm server running (first calls relayed) vs none "
+                        "(PICOBOT_SERVER=0: the call waits for the TUI's LiteLLM import)",
+                        samples={"A s": g, "B s": g0, "ratio": r},
+                        seconds=time.perf_counter() - t4,
                     )  # fmt: skip
                 )
             )

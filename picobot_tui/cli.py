@@ -3,6 +3,7 @@ every command imports what it needs when it runs."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from picobot_tui.run.exit_codes import (
 )
 
 if TYPE_CHECKING:
+    from picobot_tui.config.settings import Settings
+    from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.core.sessions import SessionStore
 
 app = typer.Typer(
@@ -167,7 +170,9 @@ def agent(
             try:
                 from picobot_tui.tui.launch import run_app
 
-                code = run_app(opts)
+                environ = dict(os.environ)  # as the call got it: the import changes it
+                code = run_app(opts, wrap_model=_relayed_model)
+                _start_server_for_next(environ)
             finally:
                 startup_gc.resume()
     except RunError as e:
@@ -175,6 +180,22 @@ def agent(
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     raise typer.Exit(code)
+
+
+def _relayed_model(inner: ModelClient, settings: Settings) -> ModelClient:
+    """The TUI's model client: its first calls answered by a running warm server while
+    LiteLLM is still importing in the TUI's process (warm/relay.py)."""
+    from picobot_tui.warm.relay import for_tui
+
+    return for_tui(inner, settings)
+
+
+def _start_server_for_next(environ: dict[str, str]) -> None:
+    """As a cold `-m` call does at its exit: start a warm server when none is running, so
+    the next TUI's first answer (and the next headless call) need not wait for LiteLLM."""
+    from picobot_tui.warm.launch import start_if_absent
+
+    start_if_absent(environ)
 
 
 def _store(*, here: bool = False) -> SessionStore:
@@ -526,6 +547,15 @@ def server_stop() -> None:
     from picobot_tui.warm import control
 
     raise typer.Exit(control.stop(typer.echo))
+
+
+@server_app.command("relay", hidden=True)
+def server_relay() -> None:
+    """Answer one model call read from stdin (what the TUI hands a warm server while its
+    own LiteLLM is still importing; warm/relay.py)."""
+    from picobot_tui.warm.relay_child import serve_one
+
+    raise typer.Exit(serve_one(sys.stdin.buffer, sys.stdout.buffer))
 
 
 @server_app.command("run", hidden=True)

@@ -99,6 +99,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         runtime: Runtime | None = None,
         clock: Callable[[], float] = time.monotonic,
         deterministic: bool = False,
+        wrap_model: Callable[[ModelClient, Settings], ModelClient] | None = None,
     ) -> None:
         """Without `settings` the app loads them (from `options`) after its first frame, so
         the window appears before pydantic-settings and the core are imported.
@@ -108,7 +109,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         super().__init__()
         self.settings: Settings | None = settings
         self.options = options or RunOptions(model=model, session=session, workspace=workspace)
-        self._model_client = model_client
+        self._model_client, self._wrap_model = model_client, wrap_model
         self.runtime: Runtime | None = runtime
         self.clock = clock
         self.deterministic = deterministic
@@ -254,6 +255,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
                 model_client=self._model_client,
                 log_to_file=not self.deterministic,
                 trusted=trusted,
+                wrap_model=self._wrap_model,
             )
         except RunError as e:
             self.start_error = e
@@ -341,6 +343,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
             show=self._show_from_thread,
             imported=partial(self.call_from_thread, self._start_idle_gc),
             models=partial(self.call_from_thread, complete_models, self.prompt),
+            stop=lambda: self._unmounted,  # set before asyncio waits for this thread
         )
 
     def _show_from_thread(self, event: ViewEvent) -> None:

@@ -10,11 +10,13 @@ from picobot_tui.run.options import RunError, RunOptions
 
 if TYPE_CHECKING:
     from picobot_tui.tui.app import PicobotApp
+    from picobot_tui.tui.loading import WrapModel
 
 
-def run_app(options: RunOptions) -> int:
+def run_app(options: RunOptions, *, wrap_model: WrapModel | None = None) -> int:
     """Run the TUI until the user quits; returns the exit code. Problems found while
-    starting (a bad config, an unknown session) are raised as RunError."""
+    starting (a bad config, an unknown session) are raised as RunError. `wrap_model`
+    wraps the app's own model client (the CLI passes the warm-server relay)."""
     if options.session is not None:
         # Resolved before the screen opens: an unknown id is a usage error, not a flash.
         from picobot_tui.core.paths import sessions_dir
@@ -31,7 +33,7 @@ def run_app(options: RunOptions) -> int:
             raise RunError(f"{e}", EXIT_USAGE) from None
     from picobot_tui.tui.app import PicobotApp
 
-    app = PicobotApp(options=options)
+    app = PicobotApp(options=options, wrap_model=wrap_model)
     hint = None
     try:
         result = app.run()

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("picobot")
 
+WrapModel = Callable[["ModelClient", "Settings"], "ModelClient"]
+"""Given a runtime's new model client and the settings, the client the app uses."""
+
 
 def ready_runtime(
     settings: Settings,
@@ -33,10 +36,12 @@ def ready_runtime(
     model_client: ModelClient | None,
     log_to_file: bool,
     trusted: bool = True,
+    wrap_model: WrapModel | None = None,
 ) -> Runtime:
     """The given runtime (asking the app's `confirm`), or a new one; RunError when the
     settings' budget cannot work (a config error, like the CLI's). With no key for the
-    default model and no model chosen, the new one runs the offline demo (its `banner`)."""
+    default model and no model chosen, the new one runs the offline demo (its `banner`).
+    `wrap_model` wraps a new runtime's own model client (the CLI's warm-server relay)."""
     if runtime is None:
         model, banner = options.model, None
         if model_client is None:
@@ -49,6 +54,8 @@ def ready_runtime(
             model_client=model_client,
         )
         runtime.banner = banner
+        if wrap_model is not None and model_client is None:
+            runtime.model = runtime.loop.model = wrap_model(runtime.model, settings)
         if not trusted:  # before the budget check reads the workspace's context files
             make_untrusted(runtime)
         if problem := budget_problem(runtime):
@@ -73,10 +80,11 @@ def warm_up(
     show: Callable[[ViewEvent], None],
     imported: Callable[[], None],
     models: Callable[[list[str]], None] = lambda names: None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Import and prepare the model client (in a thread, after the first frame). `show`
     hands view events to the UI thread; `imported` runs once LiteLLM is imported; `models`
-    gets the names `/model ` completes. With `check_credentials` (a real run, not a test's
+    gets the names `/model ` completes; `stop` says the app is exiting. With `check_credentials` (a real run, not a test's
     model client) the model's name and key are checked and LiteLLM's model list is read."""
     if runtime.banner:
         show(NoticeShown("info", runtime.banner))
@@ -92,6 +100,9 @@ def warm_up(
 
         # Probing bwrap runs a process (~7 ms): off the UI thread, and cached for exec.
         show(ExecNoteShown(exec_sandbox_note(settings.tools.exec)))
+    before_import = getattr(runtime.model, "before_import", None)
+    if callable(before_import) and not before_import(stop):
+        return  # the warm-server relay's first call goes first; the app quit before it
     warm = getattr(runtime.model, "warm", None)
     if callable(warm):
         try:

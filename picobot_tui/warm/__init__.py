@@ -8,6 +8,8 @@ stamp against its own (`stamp.py`), and hands over argv, environment, cwd, umask
 `gc.freeze()`d (`preload.py`), forks; the child (`child.py`) becomes the call and runs the
 cold code path. Anything amiss: the client runs cold and starts a server in the background
 (`launch.py`, `policy.py`). `control.py` is `picobot server status|start|stop`.
+The TUI runs in its own process; while its LiteLLM imports, its model calls are handed to
+a running server (`relay.py`), whose child answers them (`relay_child.py`).
 
 Stdlib only in every module the client imports (place, stamp, wire, policy, client,
 launch): tests/server/test_client_imports.py checks it.

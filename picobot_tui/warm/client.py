@@ -93,7 +93,7 @@ def passed_fds() -> list[int]:
     return out[:MAX_PASSED]
 
 
-def _request(argv: list[str], fds: list[int]) -> dict[str, object]:
+def request_for(argv: list[str], fds: list[int]) -> dict[str, object]:
     mask = os.umask(0)
     os.umask(mask)
     return {
@@ -101,26 +101,34 @@ def _request(argv: list[str], fds: list[int]) -> dict[str, object]:
     }  # fmt: skip
 
 
+def greet(sock: socket.socket, timeout: float = HELLO_TIMEOUT) -> Missed | None:
+    """Read the server's hello and check that it serves this install and environment;
+    None when it does (the caller may hand it a call), else why not."""
+    sock.settimeout(timeout)
+    hello = wire.recv(sock)
+    if hello.get("stamp") != stamp.compute():
+        sock.sendall(wire.STALE)  # it exits; a fresh one replaces it
+        return Missed("stale server", start=True)
+    if hello.get("env") != stamp.env_digest(list(hello.get("env_names", [])), os.environ):
+        # What the imports read differs here (e.g. a LiteLLM switch): this call runs
+        # cold, and the next one gets a server imported under its environment.
+        sock.sendall(wire.STALE)
+        return Missed("the server was imported under other variables", start=True)
+    return None
+
+
 def hand_over(sock: socket.socket, argv: list[str]) -> int | Missed:
     """Greet, check the stamp, pass the call; then relay signals until the child exits."""
     try:
-        sock.settimeout(HELLO_TIMEOUT)
-        hello = wire.recv(sock)
-        if hello.get("stamp") != stamp.compute():
-            sock.sendall(wire.STALE)  # it exits; a fresh one replaces it
-            return Missed("stale server", start=True)
-        if hello.get("env") != stamp.env_digest(list(hello.get("env_names", [])), os.environ):
-            # What the imports read differs here (e.g. a LiteLLM switch): this call runs
-            # cold, and the next one gets a server imported under its environment.
-            sock.sendall(wire.STALE)
-            return Missed("the server was imported under other variables", start=True)
+        if (missed := greet(sock)) is not None:
+            return missed
         fds = passed_fds()
         cwd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             socket.send_fds(sock, [wire.RUN], [cwd, *fds])
         finally:
             os.close(cwd)
-        wire.send(sock, _request(argv, fds))
+        wire.send(sock, request_for(argv, fds))
         started = wire.recv(sock)
     except (OSError, wire.WireError, ValueError) as e:
         return Missed(f"hand-over: {e}", start=False)

@@ -78,3 +78,24 @@ def start_background(
     # Not waited for: it outlives this process and is then reaped by init.
     proc.returncode = 0  # keep Popen.__del__ from warning about a running child
     return proc.pid
+
+
+def start_if_absent(environ: dict[str, str]) -> None:
+    """Start a server in `environ` if the policy allows it (not under CI, not turned off)
+    and none answers on its socket; never raises (the next call just runs cold)."""
+    import contextlib
+
+    from picobot_tui.warm import place, policy
+    from picobot_tui.warm.client import Missed, connect
+
+    rules = policy.decide(environ)
+    if not rules.start:
+        return
+    with contextlib.suppress(OSError, place.PlaceError):
+        path = place.socket_path(environ)
+        sock = connect(path)
+        if not isinstance(sock, Missed):
+            sock.close()  # one is there (a stale one is replaced by the next call)
+            return
+        if sock.start:
+            start_background(path, rules.idle_minutes, environ)

@@ -137,7 +137,9 @@ def test_fifty_calls_at_once_all_answered_no_zombie_no_leaked_fd(
     assert rig.served() == 51  # every one warm: none fell back to a cold run
     wait_for(lambda: rig.ask()["running"] == 0, "every child reaped")
     assert children(pid) == [] and zombies_of(pid) == []
-    assert fd_count(pid) == before
+    # The server closes a status connection just after answering it (reply, then drop),
+    # so the last `ask` may still be open for a moment; a leaked fd never closes.
+    wait_for(lambda: fd_count(pid) == before, f"the server's fds back to {before}", 30)
     assert len(session_files(configured_home)) == 51
 
 

@@ -149,6 +149,11 @@ def load_litellm() -> ModuleType:
     return _LITELLM
 
 
+def litellm_loaded() -> bool:
+    """LiteLLM is imported in this process (a call made now does not wait for it)."""
+    return _LITELLM is not None
+
+
 def _import_litellm() -> ModuleType:
     # Must be the string "True", set before the import, or LiteLLM tries to fetch its
     # price map over the network (up to 5 s, then a printed warning).
