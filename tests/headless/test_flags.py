@@ -74,7 +74,7 @@ def test_the_tui_takes_the_flags_it_honours(
 
     monkeypatch.setenv("PICOBOT_HOME", str(picobot_home))
     seen = []
-    monkeypatch.setattr(tui, "run_app", lambda opts: seen.append(opts) or 0)
+    monkeypatch.setattr(tui, "run_app", lambda opts, **kw: seen.append(opts) or 0)
     args = [str(tmp_path / "ws") if a == "WS" else a for a in flags]
     res = CliRunner().invoke(app, ["agent", *args])
     assert res.exit_code == 0, res.output

@@ -103,7 +103,7 @@ def cli_world(picobot_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     import picobot_tui.tui.launch as tui
     from picobot_tui.core.llm.demo import DemoModel
 
-    monkeypatch.setattr(tui, "run_app", lambda opts: 0)
+    monkeypatch.setattr(tui, "run_app", lambda opts, **kw: 0)
     monkeypatch.setattr(jp, "run_json", lambda opts, yes: 0)
     monkeypatch.setattr(runtime, "make_model_client", lambda settings, model: DemoModel(0))
     with SessionStore(picobot_home / "sessions").open("cli:seeded") as s:
