@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import worker_server
+from tests.support import call_record, worker_server
 
 # LiteLLM must never fetch its price map: tests run offline.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -40,6 +40,18 @@ def keep_picobot_logging() -> Iterator[None]:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", default=False, help="run long fuzzing runs")
+    parser.addoption(
+        "--record-calls",
+        metavar="DIR",
+        default=None,
+        help="record each console-script call's normalised output in DIR "
+        "(tests/support/call_record.py; compare two runs with scripts/compare_calls.py)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    raw = config.getoption("--record-calls")
+    call_record.directory = Path(raw).resolve() if raw else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -89,6 +101,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _worker_server() -> Iterator[None]:
     """The worker's warm server (tests/support/worker_server.py), stopped when it ends."""
     yield
+    if call_record.directory is not None:
+        worker_server.record_served(call_record.directory)
     worker_server.stop()
 
 
@@ -103,6 +117,7 @@ def picobot_home(
     the default workspace), never in the checkout the tests run from."""
     marked = request.node.get_closest_marker("cold") is not None
     worker_server.cold_now = worker_server.is_cold(request.node.nodeid, marked)
+    call_record.start_test(request.node.nodeid)
     home = tmp_path / "picobot-home"
     home.mkdir()
     (home / "workspace").mkdir()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import INSTANT_DEMO, NO_SERVER
-from tests.support import worker_server
+from tests.support import call_record, worker_server
 from tests.support.openai_server import MODELS, OpenAITestServer
 
 SECRET = "sk-test-SECRETVALUE-1234567890"
@@ -96,9 +96,10 @@ def run_cli_env(
     timeout: float = 90,
 ) -> subprocess.CompletedProcess[str]:
     """`picobot ARGS` in `home`'s workspace with exactly `env` (run_cli's, or a variant)."""
-    return subprocess.run(
+    cwd = home_workspace(home)
+    res = subprocess.run(
         [*picobot_exe(), *args],
-        cwd=home_workspace(home),
+        cwd=cwd,
         input=input,
         capture_output=True,
         text=True,
@@ -106,6 +107,8 @@ def run_cli_env(
         env=env,
         stdin=None if input is not None else subprocess.DEVNULL,
     )
+    call_record.record(home, cwd or Path.cwd(), args, env, res.returncode, res.stdout, res.stderr)
+    return res
 
 
 def session_files(home: Path) -> list[Path]:
@@ -125,12 +128,13 @@ def run_on_pty(home: Path, *args: str, stderr_too: bool = False) -> tuple[int, s
     """Run `picobot ARGS` with stdout on a pseudo-terminal (and stderr too, or a pipe), as a
     person runs it: (exit code, what the terminal showed with CRLF as LF, stderr)."""
     master, slave = pty.openpty()
+    env = cli_env(home)
     proc = subprocess.Popen(
         [*picobot_exe(), *args],
         stdin=subprocess.DEVNULL,
         stdout=slave,
         stderr=slave if stderr_too else subprocess.PIPE,
-        env=cli_env(home),
+        env=env,
     )
     os.close(slave)
     try:
@@ -138,7 +142,9 @@ def run_on_pty(home: Path, *args: str, stderr_too: bool = False) -> tuple[int, s
         _, err = proc.communicate(timeout=60)
     finally:
         os.close(master)
-    return proc.returncode, shown.decode().replace("\r\n", "\n"), (err or b"").decode()
+    out, err_text = shown.decode().replace("\r\n", "\n"), (err or b"").decode()
+    call_record.record(home, Path.cwd(), args, env, proc.returncode, out, err_text)
+    return proc.returncode, out, err_text
 
 
 def drain_pty(master: int) -> bytes:

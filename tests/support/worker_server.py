@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -110,6 +111,28 @@ def call_env() -> dict[str, str]:
         if _runtime is None:
             return {"PICOBOT_SERVER": "0"}
     return {"CI": "true", "XDG_RUNTIME_DIR": _runtime}
+
+
+def record_served(directory: Path) -> None:
+    """Write how many calls this worker's server ran (`served` in its status) beside the
+    call records: a warm run whose calls all fell back to cold would compare equal."""
+    served = 0
+    if _runtime is not None and _home is not None:
+        from tests.headless.conftest import picobot_exe
+
+        res = subprocess.run(
+            [*picobot_exe(), "server", "status"],
+            env=_base_env(_home, _runtime),
+            cwd=_home,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        found = re.search(r"^calls\s+(\d+) served", res.stdout, re.M)
+        served = int(found.group(1)) if found else 0
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    directory.mkdir(parents=True, exist_ok=True)
+    Path(directory, f"served-{worker}.json").write_text(json.dumps({"served": served}))
 
 
 def stop() -> None:
