@@ -375,7 +375,8 @@ class Agent:
             return await asyncio.wait_for(self.process.wait(), timeout)
         except TimeoutError:
             raise AssertionError(
-                f"picobot acp did not exit; stderr:\n{self.stderr()[-3000:]}"
+                f"picobot acp did not exit ({threads_of(self.process.pid)}); "
+                f"stderr:\n{self.stderr()[-3000:]}"
             ) from None
 
     def stderr(self) -> str:
@@ -399,6 +400,25 @@ def session_file(home: Path, session_id: str) -> Path:
         if first and json.loads(first[0]).get("key") == session_id:
             return path
     raise AssertionError(f"no session file for {session_id!r} in {sessions}")
+
+
+def threads_of(pid: int) -> str:
+    """What a process that does not exit is doing: each thread's name, state and kernel
+    wait channel, and its children (for a failure message)."""
+    out = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        try:
+            comm = (task / "comm").read_text().strip()
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            wchan = (task / "wchan").read_text().strip()
+        except OSError:
+            continue
+        out.append(f"{comm}:{state}:{wchan}")
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return f"pid {pid}, threads {' '.join(out) or 'gone'}, children {children}"
 
 
 @asynccontextmanager

@@ -177,7 +177,10 @@ async def test_a_signal_ends_a_warm_session_as_it_ends_a_cold_one(
             sid = await agent.start()
             assert (await agent.say(sid, "hi")).stop_reason == "end_turn"
             agent.process.send_signal(signum)
-            got.append((await agent.wait_exit(), agent.client.agent_text(sid)))
+            try:
+                got.append((await agent.wait_exit(), agent.client.agent_text(sid)))
+            except AssertionError as e:
+                raise AssertionError(f"{'warm' if on else 'cold'}: {e}") from None
     assert got[0] == got[1] and got[0][1] == "before the signal"
     assert rig.served() == 1
 
