@@ -50,6 +50,15 @@ _SAME: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+def _protocol_errors_last(stdout: str) -> str:
+    """`--json` answers a bad input line with an `error` of kind `protocol` as soon as its
+    reader gets to the line, which may be before or during a turn that runs (the reader
+    reads ahead, for approvals): those lines keep their order, after the others."""
+    lines = stdout.splitlines(keepends=True)
+    bad = [x for x in lines if x.startswith('{"type": "error"') and '"kind": "protocol"' in x]
+    return "".join([x for x in lines if x not in bad] + bad)
+
+
 def normalise(entry: dict[str, Any]) -> dict[str, Any]:
     """`entry` with what differs between any two runs of its test replaced."""
     home, cwd = entry["home"], entry["cwd"]
@@ -73,6 +82,7 @@ def normalise(entry: dict[str, Any]) -> dict[str, Any]:
     out = dict(entry)
     for field in ("stdout", "stderr"):
         out[field] = same(entry[field])
+    out["stdout"] = _protocol_errors_last(out["stdout"])
     out["argv"] = [same(a) for a in entry["argv"]]
     for field in ("home", "cwd"):
         out[field] = dict(sorted((same(k), same(v)) for k, v in entry[field].items()))
