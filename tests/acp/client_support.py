@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import json
 import re
+import signal
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -374,9 +375,14 @@ class Agent:
         try:
             return await asyncio.wait_for(self.process.wait(), timeout)
         except TimeoutError:
+            state = threads_of(self.process.pid)
+            # PYTHONFAULTHANDLER (spawn_agent): SIGABRT makes it print every thread's stack
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGABRT)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), 10)
             raise AssertionError(
-                f"picobot acp did not exit ({threads_of(self.process.pid)}); "
-                f"stderr:\n{self.stderr()[-3000:]}"
+                f"picobot acp did not exit ({state}); stderr:\n{self.stderr()[-6000:]}"
             ) from None
 
     def stderr(self) -> str:
@@ -416,9 +422,11 @@ def threads_of(pid: int) -> str:
         out.append(f"{comm}:{state}:{wchan}")
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
     except OSError:
-        children = []
-    return f"pid {pid}, threads {' '.join(out) or 'gone'}, children {children}"
+        children, status = [], []
+    masks = " ".join(x.replace(":\t", " ") for x in status if x.startswith(("Sig", "ShdPnd")))
+    return f"pid {pid}, threads {' '.join(out) or 'gone'}, children {children}, {masks}"
 
 
 @asynccontextmanager
@@ -438,6 +446,10 @@ async def spawn_agent(
     workspace.mkdir(exist_ok=True)
     exe = [*picobot_exe(), "acp", *args]
     environ = cli_env(home, **(env or {}))
+    if environ.get("PICOBOT_SERVER") == "0":
+        # A stack of every thread on a fatal signal: wait_exit sends SIGABRT to a cold one
+        # that hangs (not warm: the server, started without it, would be passed over).
+        environ["PYTHONFAULTHANDLER"] = "1"
     stderr_path = home / f"acp-stderr-{id(client)}.log"
     with stderr_path.open("wb") as stderr:
         if not tee:
