@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,16 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 # dir, and stop their server at teardown.
 os.environ["PICOBOT_SERVER"] = "0"
 NO_SERVER = ("PICOBOT_SERVER", "0")
+
+# The suite runs as from a terminal, however it was started: a shell without job control
+# starts a background job (`cmd &`) with SIGINT and SIGQUIT ignored, and every process of
+# the run inherits that. A cold `picobot acp` then ignored the SIGINT a test sent it (CI
+# run 4 on 49f7d7d: SigIgn 0x1001006 in the hung process), unless an earlier in-process
+# test in the same worker had put Python's handler back (asyncio does, on removing its
+# SIGINT handler): a flaky "did not exit".
+for _sig in (signal.SIGINT, signal.SIGQUIT):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
 
 INSTANT_DEMO = ("PICOBOT_DEMO__WORDS_PER_SECOND", "0")
 """The demo model answers at once in tests (it types 50 words a second for users); a test
