@@ -199,7 +199,12 @@ def test_with_no_server_the_tui_answers_itself_and_quits_at_once(
     subprocess.run([*tmux.argv, "kill-server"], capture_output=True)
     gate.unlink()  # held: the warm-up is waiting in the import or for a first call
     started = rig.run(home, "server", "start", PYTHONPATH=HOLD, TERM="xterm-256color")
-    assert started.returncode == 0, started.stdout + started.stderr
+    server_log = home / "data" / "logs" / "server.log"  # in the message: CI's tmp goes
+    assert started.returncode == 0, (
+        started.stdout
+        + started.stderr
+        + (server_log.read_text()[-4000:] if server_log.exists() else "(no server.log)")
+    )
     (home / "exit-code").unlink()
     exit_file = _start_tui(tmux, _held_env(rig, home, gate), home)
     _quit(tmux, exit_file)
