@@ -13,6 +13,7 @@ import typer
 
 from picobot_tui import __version__
 from picobot_tui.headless.mcp_app import mcp_app
+from picobot_tui.run import inherited
 from picobot_tui.run.exit_codes import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -589,10 +590,10 @@ def _terminated(signum: int, frame: object) -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    # Until a front end installs its own handlers (the headless loop turns SIGTERM into a
-    # clean cancellation), SIGTERM exits with the documented 143 instead of the default
-    # action's "killed by signal 15".
-    signal.signal(signal.SIGTERM, _terminated)
+    # Until a front end installs its own, SIGTERM exits 143, not "killed by signal 15";
+    # unless the caller ignores SIGTERM (run/inherited.py).
+    if not inherited.is_ignored(signal.SIGTERM):
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except KeyboardInterrupt:

@@ -70,9 +70,12 @@ def main() -> None:
     """Console-script entry point."""
     import signal
 
+    from picobot_tui.run import inherited  # first: it reads what the caller ignored
+
     # As cli.main does, and first: the client reads config.json (a FIFO there blocks it),
     # and SIGTERM meanwhile must exit 143, not by the default action (killed by signal 15).
-    signal.signal(signal.SIGTERM, _terminated)
+    if not inherited.is_ignored(signal.SIGTERM):
+        signal.signal(signal.SIGTERM, _terminated)
     _try_warm()
     from picobot_tui.cli import main as cold_main
 

@@ -33,6 +33,7 @@ from picobot_tui.acp.turns import rpc_error, run_prompt, uncancel
 from picobot_tui.acp.warmup import Warmup
 from picobot_tui.core.paths import directory_problem
 from picobot_tui.core.visible import label
+from picobot_tui.run import inherited
 
 if TYPE_CHECKING:
     from acp.interfaces import Agent
@@ -421,6 +422,8 @@ async def _serve(agent: PicobotAgent, protocol_fd: int) -> None:
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGHUP):
+        if inherited.is_ignored(sig):  # e.g. under nohup: kept ignored (run/inherited.py)
+            continue
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, main.cancel if main is not None else (lambda: None))
     try:

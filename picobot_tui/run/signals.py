@@ -7,14 +7,17 @@ import asyncio
 import signal
 from typing import Any
 
+from picobot_tui.run import inherited
 from picobot_tui.run.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 
 def install_signal_handlers(task: asyncio.Task[Any], received: list[int]) -> None:
     """SIGINT/SIGTERM cancel `task` and are appended to `received`; a second signal exits at
-    once, without waiting for the clean-up."""
+    once, without waiting for the clean-up. A signal the caller ignores stays ignored."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
+        if inherited.is_ignored(sig):
+            continue
 
         def handler(sig: int = sig) -> None:
             if received:  # a second signal: stop waiting for clean-up

@@ -11,6 +11,7 @@ import asyncio
 import signal
 from collections.abc import Callable
 
+from picobot_tui.run import inherited
 from picobot_tui.run.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 EXIT_CODES = ((signal.SIGTERM, EXIT_TERMINATED), (signal.SIGINT, EXIT_INTERRUPTED))
@@ -28,6 +29,8 @@ class ExitSignals:
     def install(self) -> None:
         loop = asyncio.get_running_loop()
         for sig, code in EXIT_CODES:
+            if inherited.is_ignored(sig):  # the caller's choice, kept (run/inherited.py)
+                continue
             try:
                 loop.add_signal_handler(sig, self._fire, code)
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread

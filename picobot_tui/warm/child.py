@@ -1,6 +1,6 @@
 """The forked child becomes the call: the client's fds at their numbers, its cwd, umask,
-limits, environment and argv, Python's default signal handlers, fresh random state and
-fresh std streams; then it runs the cold code path and exits as the interpreter would."""
+limits, environment and argv, Python's default signal handlers (the caller's ignored and
+blocked signals kept, as exec keeps them), fresh random state and fresh std streams; then it runs the cold code path and exits as the interpreter would."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from picobot_tui.run import inherited
 
 PR_SET_PDEATHSIG = 1
 _DEFAULT_HANDLERS: dict[int, Callable[[int, Any], Any] | int] = {
@@ -123,7 +125,9 @@ def become(
             signal.signal(sig, _DEFAULT_HANDLERS.get(sig, signal.SIG_DFL))
         except (OSError, ValueError):
             continue
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    # The caller's ignored and blocked signals, as exec would have kept them for a cold run.
+    inherited.adopt(request.get("ignored", ()))
+    signal.pthread_sigmask(signal.SIG_SETMASK, request.get("blocked", ()))
     die_with_server()
     os.setpgid(0, 0)  # its own process group, as a shell gives each job
     cwd, *fds = received

@@ -14,6 +14,7 @@ import struct
 import sys
 from typing import NamedTuple
 
+from picobot_tui.run import inherited
 from picobot_tui.warm import place, stamp, wire
 
 CONNECT_TIMEOUT = 2.0
@@ -98,6 +99,10 @@ def request_for(argv: list[str], fds: list[int]) -> dict[str, object]:
     os.umask(mask)
     return {
         "argv": argv, "env": dict(os.environ), "umask": mask, "limits": _limits(), "fds": fds,
+        # What a cold process would inherit across exec besides: the ignored signals and
+        # the blocked ones (a fresh interpreter resets neither).
+        "ignored": sorted(inherited.ignored()),
+        "blocked": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
     }  # fmt: skip
 
 
@@ -149,8 +154,9 @@ def _stand_in(sock: socket.socket) -> int:
         if signum == signal.SIGTSTP:
             os.kill(os.getpid(), signal.SIGSTOP)  # stop with it, so the shell sees a stop
 
-    for sig in RELAYED:
-        signal.signal(sig, relay)
+    # An ignored signal is not relayed: it stays ignored here, and the child ignores it.
+    relayed = [sig for sig in RELAYED if not inherited.is_ignored(sig)]
+    before = {sig: signal.signal(sig, relay) for sig in relayed}
     try:
         while True:
             msg = wire.recv(sock)
@@ -162,10 +168,8 @@ def _stand_in(sock: socket.socket) -> int:
         sys.stderr.write("picobot: the warm server stopped during this call (see server.log)\n")
         return EXIT_ERROR
     finally:
-        for sig in RELAYED:
-            signal.signal(
-                sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler
-            )
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         sock.close()
 
 

@@ -15,6 +15,8 @@ ALLOWED = {
     "picobot_tui.config.jsonc",
     *(f"picobot_tui.warm.{m}" for m in ("place", "stamp", "wire", "policy", "client")),
     "picobot_tui.warm",
+    "picobot_tui.run",  # its __init__ is a docstring
+    "picobot_tui.run.inherited",
 }
 
 PROBE = """
