@@ -105,14 +105,20 @@ def start(echo: Callable[[str], None]) -> int:
         echo("could not start the server")
         return 1
     deadline = time.monotonic() + START_WAIT
+    ours = True
     while time.monotonic() < deadline:
         got = _ask(wire.STATUS)
         if not isinstance(got, str):
             echo(f"started server {got[1]['pid']} ({got[1]['rss_kib'] / 1024:.0f} MiB)")
             return 0
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our child: it exited before answering
-            echo(f"the server exited at once; see {launch.log_path(os.environ)}")
-            return 1
+        done, status = os.waitpid(pid, os.WNOHANG) if ours else (0, 0)
+        if done == pid:  # our child exited before answering
+            if os.waitstatus_to_exitcode(status) != 0:
+                echo(f"the server exited at once; see {launch.log_path(os.environ)}")
+                return 1
+            # 0: another server holds the lock (one still in its import, e.g. the one a
+            # TUI's exit started): it is the one to wait for.
+            ours = False
         time.sleep(0.1)  # its import runs in another process
     echo(f"the server did not answer within {START_WAIT:g} s; see {launch.log_path(os.environ)}")
     return 1

@@ -3,7 +3,9 @@ the log, the socket's modes, and the policy switches."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -14,6 +16,8 @@ import pytest
 from tests.headless.conftest import home_workspace
 from tests.server.support import DEADLINE, Rig, wait_for
 from tests.support.openai_server import OpenAITestServer, text_reply
+
+HOLD = str(Path(__file__).parents[1] / "support" / "hold_litellm")
 
 pytestmark = pytest.mark.e2e
 
@@ -137,3 +141,46 @@ def test_an_idle_server_exits_after_server_idle_minutes(
     wait_for(lambda: not rig.server_pids(), "the idle server to exit")
     assert rig.sockets() == []
     assert "idle for 0.05 min: exiting" in _log(configured_home)
+
+
+def test_server_start_waits_for_a_server_still_in_its_import(
+    configured_home: Path, rig: Rig, tmp_path: Path
+) -> None:
+    """A second `server start` while the first one's server is importing (a TUI's exit
+    starts one too): its own server finds the lock held and exits, and it waits for the
+    one that holds it instead of failing ("the server exited at once", before)."""
+    gate = tmp_path / "gate"
+    held = {"PYTHONPATH": HOLD, "HOLD_LITELLM_UNTIL": str(gate), "HOLD_LITELLM_IN": "server"}
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    first = rig.popen(configured_home, "server", "start", env_extra=held, **pipes)
+    second = None
+    try:
+        wait_for(lambda: _lock_held(rig), "the first server to take its lock")
+        second = rig.popen(configured_home, "server", "start", env_extra=held, **pipes)
+        log = configured_home / "data" / "logs" / "server.log"
+        wait_for(
+            lambda: log.exists() and "another server holds the lock" in log.read_text(),
+            "the second server to find the lock held",
+        )
+        gate.touch()  # the first server's import goes on: it answers both
+        outs = [p.communicate(timeout=DEADLINE)[0] for p in (first, second)]
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert [first.returncode, second.returncode] == [0, 0], outs
+    pid = str(rig.ask()["pid"])  # type: ignore[index]
+    assert all(out.startswith(f"started server {pid} (") for out in outs), outs
+
+
+def _lock_held(rig: Rig) -> bool:
+    for lock in (rig.runtime / "picobot").glob("server-*.lock"):
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+    return False

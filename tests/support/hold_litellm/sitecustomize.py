@@ -1,7 +1,8 @@
 """On PYTHONPATH for tests/server/test_relay.py: holds `import litellm` in a `picobot agent`
 process (the TUI) until the file named by HOLD_LITELLM_UNTIL exists, so the test knows,
 rather than hopes, that the TUI's first call was made before its LiteLLM was imported.
-A server (`picobot server run`) and anything else imports it as usual.
+A server (`picobot server run`) and anything else imports it as usual, unless
+HOLD_LITELLM_IN=server says to hold the server instead.
 
 The wait is in the module's execution, as a slow import's time is: a finder runs under
 the interpreter's global import lock, and waiting there would stop every import."""
@@ -17,6 +18,8 @@ from types import ModuleType
 from typing import Any
 
 _GATE = os.environ.get("HOLD_LITELLM_UNTIL")
+_IN = os.environ.get("HOLD_LITELLM_IN", "agent")
+"""The command whose process is held: `agent` (the TUI), or `server` (`server run`)."""
 
 
 class _Held(importlib.abc.Loader):
@@ -42,7 +45,7 @@ class _Held(importlib.abc.Loader):
 
 class _Hold(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "litellm" or sys.argv[1:2] != ["agent"]:
+        if name != "litellm" or sys.argv[1:2] != [_IN]:
             return None
         for finder in sys.meta_path:
             if finder is self:
