@@ -369,6 +369,7 @@ def run_driver(
     """Run `bench/tui_driver.py` in a pseudo-terminal and return the JSON it reports."""
     with temp_dir("picobot-bench-out-") as tmp:
         out = tmp / "result.json"
+        params = {**params, "parent": os.getpid()}  # the driver dies with this process
         args = [sys.executable, "-m", "bench.tui_driver", mode, str(out), json.dumps(params)]
         code, _, _, output = run_in_pty(args, env, timeout=timeout)
         if not out.exists():

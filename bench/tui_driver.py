@@ -309,8 +309,22 @@ def _watch_slow_callbacks(threshold: float) -> None:
     asyncio.events.Handle._run = _run  # type: ignore[method-assign]
 
 
+def _die_with_the_bench(parent: int) -> None:
+    """SIGKILL this driver when the bench that runs it dies. Its pty closes then, and the
+    app went on alone: one orphaned `browser` driver spent 25 min at 85 % of a core beside
+    a CI run (2026-12-07), slowing the suite it was meant only to load."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the bench died before the line above (or our imports)
+        os._exit(1)
+
+
 def main() -> int:
     mode, out, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    if sys.platform == "linux" and "parent" in params:
+        _die_with_the_bench(int(params["parent"]))
     if params.get("slow_callbacks"):
         _watch_slow_callbacks(params["slow_callbacks"])
     if params.get("patch"):  # experiments: "path/to/file.py" whose apply() patches the app
