@@ -111,7 +111,7 @@ def _refuse_ignored_flags(ctx: typer.Context, mode: str) -> None:
 def agent(
     ctx: typer.Context,
     message: Annotated[
-        str | None, typer.Option("-m", "--message", help="Send one message, non-interactive.")
+        str | None, typer.Option("-m", "--message", help="Send one message; - reads stdin.")
     ] = None,
     session: Annotated[
         str | None,

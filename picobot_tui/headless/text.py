@@ -341,4 +341,8 @@ def kept_note(session: Session, err: IO[str]) -> None:
 
 
 def run_message(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
-    return asyncio.run(_run(opts, flags, message))
+    """One `-m` turn; `-m -` reads the message from stdin, piped stdin is attached to it
+    (headless/piped_input.py). RunError (exit 2) for an empty or binary stdin."""
+    from picobot_tui.headless.piped_input import with_stdin
+
+    return asyncio.run(_run(opts, flags, with_stdin(message, sys.stdin.buffer)))
