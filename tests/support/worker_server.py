@@ -77,21 +77,15 @@ def _base_env(home: str, runtime: str) -> dict[str, str]:
     return env
 
 
-IDLE_MINUTES = 30
-"""The worker's server exits after this long with no call: it must outlast a worker's
-longest stretch of cold tests (5 min did not: a worker's server idled out at 07:35 in a
-CI run on 0f0c903, and every later call of that worker ran cold), and a server left by a
-worker that died exits after it."""
-
-
 def _start() -> None:
     global _runtime, _home, _broken
     from tests.headless.conftest import picobot_exe
 
     # Short, under /tmp: a Unix socket's path must fit in 108 bytes.
-    runtime = _runtime or tempfile.mkdtemp(prefix="pbw", dir="/tmp")
-    home = _home or tempfile.mkdtemp(prefix="pbw-home")
-    Path(home, "config.json").write_text(json.dumps({"server": {"idleMinutes": IDLE_MINUTES}}))
+    runtime = tempfile.mkdtemp(prefix="pbw", dir="/tmp")
+    home = tempfile.mkdtemp(prefix="pbw-home")
+    # A worker that dies leaves its server behind: it exits after 5 idle minutes.
+    Path(home, "config.json").write_text(json.dumps({"server": {"idleMinutes": 5}}))
     res = subprocess.run(
         [*picobot_exe(), "server", "start"],
         env=_base_env(home, runtime),
@@ -112,22 +106,17 @@ def call_env() -> dict[str, str]:
     or cold."""
     if cold_now or _broken:
         return {"PICOBOT_SERVER": "0"}
-    if _runtime is None or not _listening(_runtime):
-        _start()  # first use, or the server is gone (idle, or told it was stale): again
-        if _runtime is None or _broken:
+    if _runtime is None:
+        _start()
+        if _runtime is None:
             return {"PICOBOT_SERVER": "0"}
     return {"CI": "true", "XDG_RUNTIME_DIR": _runtime}
-
-
-def _listening(runtime: str) -> bool:
-    """A server's socket is there (a server removes its own when it exits)."""
-    return any(Path(runtime, "picobot").glob("server-*.sock"))
 
 
 def record_served(directory: Path) -> None:
     """Write how many calls this worker's server ran (`served` in its status) beside the
     call records: a warm run whose calls all fell back to cold would compare equal."""
-    served = served_before_restarts()
+    served = 0
     if _runtime is not None and _home is not None:
         from tests.headless.conftest import picobot_exe
 
@@ -140,19 +129,10 @@ def record_served(directory: Path) -> None:
             timeout=120,
         )
         found = re.search(r"^calls\s+(\d+) served", res.stdout, re.M)
-        served += int(found.group(1)) if found else 0
+        served = int(found.group(1)) if found else 0
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     directory.mkdir(parents=True, exist_ok=True)
     Path(directory, f"served-{worker}.json").write_text(json.dumps({"served": served}))
-
-
-def served_before_restarts() -> int:
-    """Calls served by this worker's earlier servers (each logs its count as it exits)."""
-    if _home is None:
-        return 0
-    log = Path(_home, "data", "logs", "server.log")
-    text = log.read_text(errors="replace") if log.exists() else ""
-    return sum(int(n) for n in re.findall(r"exit after (\d+) calls", text))
 
 
 def stop() -> None:
