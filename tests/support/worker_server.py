@@ -84,8 +84,10 @@ def _start() -> None:
     # Short, under /tmp: a Unix socket's path must fit in 108 bytes.
     runtime = tempfile.mkdtemp(prefix="pbw", dir="/tmp")
     home = tempfile.mkdtemp(prefix="pbw-home")
-    # A worker that dies leaves its server behind: it exits after 5 idle minutes.
-    Path(home, "config.json").write_text(json.dumps({"server": {"idleMinutes": 5}}))
+    # 30 idle minutes: a worker's longest stretch of cold tests outlasted 5 (its server
+    # idled out at 07:35 in a run on 0f0c903, after 31 calls, and under CI=true no client
+    # starts one: the worker's later calls ran cold). A dead worker's server exits after it.
+    Path(home, "config.json").write_text(json.dumps({"server": {"idleMinutes": 30}}))
     res = subprocess.run(
         [*picobot_exe(), "server", "start"],
         env=_base_env(home, runtime),
