@@ -1,6 +1,7 @@
 """The forked child becomes the call: the client's fds at their numbers, its cwd, umask,
 limits, environment and argv, Python's default signal handlers (the caller's ignored and
-blocked signals kept, as exec keeps them), fresh random state and fresh std streams; then it runs the cold code path and exits as the interpreter would."""
+blocked signals kept, as exec keeps them), fresh random state and fresh std streams; then
+it runs the cold code path and exits as the interpreter would."""
 
 from __future__ import annotations
 
