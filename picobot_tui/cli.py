@@ -3,17 +3,18 @@ every command imports what it needs when it runs."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from picobot_tui import __version__
+from picobot_tui.agent_command import agent
+from picobot_tui.cli_common import fail
 from picobot_tui.headless.mcp_app import mcp_app
-from picobot_tui.run import inherited
+from picobot_tui.run import exit_codes, inherited
 from picobot_tui.run.exit_codes import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -23,8 +24,6 @@ from picobot_tui.run.exit_codes import (
 )
 
 if TYPE_CHECKING:
-    from picobot_tui.config.settings import Settings
-    from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.core.sessions import SessionStore
 
 app = typer.Typer(
@@ -35,6 +34,7 @@ app = typer.Typer(
     # typer imports its completion code anyway, so --help costs the same.
     add_completion=True,
     pretty_exceptions_enable=False,
+    epilog=exit_codes.help_table(),
 )
 sessions_app = typer.Typer(
     help="List, show, search, export and prune saved sessions.", no_args_is_help=True
@@ -47,11 +47,7 @@ server_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(server_app, name="server")
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"picobot: {message}", err=True)
-    raise typer.Exit(code)
+app.command()(agent)
 
 
 def _version(value: bool) -> None:
@@ -67,136 +63,6 @@ def _root(
     ] = False,
 ) -> None:
     """picobot — an LLM agent for your terminal."""
-
-
-# What a mode always does, per flag: a flag asking for anything else there is refused (exit 2)
-# instead of being silently ignored. `-m` honours every flag; flags not listed work everywhere
-# (--model, --workspace, -s, --max-tokens; --logs and --yes in --json).
-_FIXED: dict[str, dict[str, tuple[bool, str]]] = {
-    "the TUI": {
-        "stream": (True, "it always streams the answer"),
-        "show_tools": (True, "it always shows tool calls"),
-        "markdown": (True, "it always renders Markdown"),
-        "logs": (False, "its screen owns the terminal; every log line goes to {log}"),
-        "yes": (False, "answer the approval dialog, or set tools.approval to auto"),
-    },
-    "--json": {
-        "stream": (True, "it always sends text_delta events"),
-        "show_tools": (True, "it always sends the tool events"),
-        "markdown": (False, "it sends the answer's raw text"),
-    },
-}
-
-
-def _refuse_ignored_flags(ctx: typer.Context, mode: str) -> None:
-    """Exit 2 with one line when a flag given on the command line would be ignored in `mode`
-    (Typer cannot tell a bool flag's default from the same value given: click can)."""
-    for name, (fixed, why) in _FIXED[mode].items():
-        source = ctx.get_parameter_source(name)
-        # By name: Typer may hand out its own vendored click's enum, not click.core's.
-        if source is None or source.name == "DEFAULT":
-            continue
-        value = ctx.params[name]
-        if value == fixed:
-            continue  # what the mode does anyway
-        flag = "--yes" if name == "yes" else f"--{'' if value else 'no-'}{name.replace('_', '-')}"
-        if "{log}" in why:
-            from picobot_tui.core.paths import picobot_home
-
-            why = why.format(log=picobot_home() / "data" / "logs" / "picobot.log")
-        _fail(f"{flag} does not apply to {mode}: {why}.", EXIT_USAGE)
-
-
-@app.command()
-def agent(
-    ctx: typer.Context,
-    message: Annotated[
-        str | None, typer.Option("-m", "--message", help="Send one message; - reads stdin.")
-    ] = None,
-    session: Annotated[
-        str | None,
-        typer.Option("-s", "--session", help="Resume a session by id, or `latest`."),
-    ] = None,
-    stream: Annotated[
-        bool, typer.Option(help="-m: print tokens as they arrive (to a terminal).")
-    ] = True,
-    show_tools: Annotated[bool, typer.Option(help="-m: show tool calls on stderr.")] = True,
-    markdown: Annotated[bool, typer.Option(help="-m: render the answer as Markdown.")] = False,
-    logs: Annotated[bool, typer.Option(help="-m, --json: show runtime logs on stderr.")] = False,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Max tokens per model response (overrides config).")
-    ] = None,
-    json_mode: Annotated[
-        bool, typer.Option("--json", help="JSON-lines protocol on stdin/stdout.")
-    ] = False,
-    model: Annotated[
-        str | None, typer.Option(help="LiteLLM model, e.g. openai/gpt-4o-mini, or `demo`.")
-    ] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace directory for the tools.")
-    ] = None,
-    yes: Annotated[
-        bool,
-        typer.Option(
-            "--yes", "-y", help="-m, --json: approve commands and file changes without asking."
-        ),
-    ] = False,
-) -> None:
-    """Chat with the agent: the TUI, or one message with -m, or --json."""
-    from picobot_tui.run.options import RunError, RunOptions
-
-    opts = RunOptions(
-        model=model, session=session, workspace=workspace, max_tokens=max_tokens, logs=logs
-    )
-    if json_mode and message is not None:
-        _fail("--json reads messages from stdin; don't combine it with -m.", EXIT_USAGE)
-    if message is None:
-        _refuse_ignored_flags(ctx, "--json" if json_mode else "the TUI")
-    try:
-        if json_mode:
-            from picobot_tui.headless.json_protocol import run_json
-
-            code = run_json(opts, yes=yes)
-        elif message is not None:
-            if not message.strip():
-                _fail("the message is empty.", EXIT_USAGE)
-            from picobot_tui.headless.text import HeadlessFlags, run_message
-
-            flags = HeadlessFlags(stream=stream, show_tools=show_tools, markdown=markdown, yes=yes)
-            code = run_message(opts, flags, message)
-        else:
-            from picobot_tui.tui import startup_gc
-
-            startup_gc.pause()  # the app resumes it once its first frame is out
-            try:
-                from picobot_tui.tui.launch import run_app
-
-                environ = dict(os.environ)  # as the call got it: the import changes it
-                code = run_app(opts, wrap_model=_relayed_model)
-                _start_server_for_next(environ)
-            finally:
-                startup_gc.resume()
-    except RunError as e:
-        _fail(e.message, e.code)
-    except KeyboardInterrupt:
-        code = EXIT_INTERRUPTED
-    raise typer.Exit(code)
-
-
-def _relayed_model(inner: ModelClient, settings: Settings) -> ModelClient:
-    """The TUI's model client: its first calls answered by a running warm server while
-    LiteLLM is still importing in the TUI's process (warm/relay.py)."""
-    from picobot_tui.warm.relay import for_tui
-
-    return for_tui(inner, settings)
-
-
-def _start_server_for_next(environ: dict[str, str]) -> None:
-    """As a cold `-m` call does at its exit: start a warm server when none is running, so
-    the next TUI's first answer (and the next headless call) need not wait for LiteLLM."""
-    from picobot_tui.warm.launch import start_if_absent
-
-    start_if_absent(environ)
 
 
 def _store(*, here: bool = False) -> SessionStore:
@@ -222,7 +88,7 @@ def _resolve(store: SessionStore, raw: str) -> str:
             return store.resolve(raw)
         key, note = _store(here=True).resolve_with_note(raw)  # this workspace's first
     except SessionError as e:
-        _fail(str(e), EXIT_USAGE)
+        fail(str(e), EXIT_USAGE)
     if note:
         from picobot_tui.core.textsafe import terminal_safe
 
@@ -234,7 +100,7 @@ def _check_source(source: str | None) -> None:
     from picobot_tui.core.sessions.files import SOURCE_FILTERS
 
     if source is not None and source not in SOURCE_FILTERS:
-        _fail(f"--source: unknown source {source!r}; use {' or '.join(SOURCE_FILTERS)}", EXIT_USAGE)
+        fail(f"--source: unknown source {source!r}; use {' or '.join(SOURCE_FILTERS)}", EXIT_USAGE)
 
 
 def _short_path(path: str | None, width: int = 40) -> str:
@@ -349,7 +215,7 @@ def sessions_export(
 ) -> None:
     """Export a session (Markdown)."""
     if fmt not in ("md", "markdown"):
-        _fail(f"unknown format {fmt!r}; supported: md", EXIT_USAGE)
+        fail(f"unknown format {fmt!r}; supported: md", EXIT_USAGE)
     store = _store()
     key = _resolve(store, session_id)
     text = store.export_markdown(key)
@@ -364,7 +230,7 @@ def sessions_export(
         else:
             output.write_text(text, encoding="utf-8")
     except OSError as e:
-        _fail(f"cannot write {output}: {e.strerror or e}", EXIT_USAGE)
+        fail(f"cannot write {output}: {e.strerror or e}", EXIT_USAGE)
     typer.echo(f"wrote {output}", err=True)
 
 
@@ -377,7 +243,7 @@ def sessions_rename(session_id: str, title: str) -> None:
     try:
         store.rename(_resolve(store, session_id), title)
     except SessionError as e:  # e.g. open in another picobot process
-        _fail(str(e), EXIT_ERROR)
+        fail(str(e), EXIT_ERROR)
 
 
 @sessions_app.command("delete")
@@ -395,7 +261,7 @@ def sessions_delete(
     try:
         store.delete(key)
     except SessionError as e:  # e.g. open in another picobot process
-        _fail(str(e), EXIT_ERROR)
+        fail(str(e), EXIT_ERROR)
 
 
 @sessions_app.command("prune")
@@ -423,7 +289,7 @@ def sessions_prune(
     try:
         age = parse_duration(older_than)
     except ValueError as e:
-        _fail(f"--older-than: {e}", EXIT_USAGE)
+        fail(f"--older-than: {e}", EXIT_USAGE)
     _check_source(source)
     store = _store()
     old = find_old(store, age, source=source)
@@ -516,6 +382,16 @@ def onboard(
     from picobot_tui.config.onboard import run_onboard
 
     raise typer.Exit(run_onboard(force=force))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the headless protocol (--json, --output-format json)."""
+    from importlib import resources
+
+    # The shipped file, not a rebuild: no pydantic to import (headless/schema.py builds it).
+    schema_file = resources.files("picobot_tui.headless").joinpath("protocol.schema.json")
+    typer.echo(schema_file.read_text(encoding="utf-8"), nl=False)
 
 
 @app.command()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import call_record, worker_server
+from tests.support import call_record, protocol_tap, worker_server
 
 # LiteLLM must never fetch its price map: tests run offline.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -31,6 +31,10 @@ NO_SERVER = ("PICOBOT_SERVER", "0")
 for _sig in (signal.SIGINT, signal.SIGQUIT):
     if signal.getsignal(_sig) == signal.SIG_IGN:
         signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
+
+# Every `--json` / `--output-format json` line a test receives is checked against the
+# published schema (tests/support/protocol_tap.py).
+protocol_tap.install()
 
 INSTANT_DEMO = ("PICOBOT_DEMO__WORDS_PER_SECOND", "0")
 """The demo model answers at once in tests (it types 50 words a second for users); a test
@@ -72,6 +76,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     out = getattr(session.config, "workeroutput", None)
     if out is not None:
         out["reliability"] = json.dumps({"ran": dict(fuzz.RAN), "notes": fuzz.NOTES})
+        out["protocol_lines"] = protocol_tap.validated
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -84,6 +89,7 @@ def pytest_testnodedown(node: object, error: object) -> None:
         got = json.loads(raw)
         fuzz.RAN.update(got["ran"])
         fuzz.NOTES.extend(got["notes"])
+    protocol_tap.validated += int(getattr(node, "workeroutput", {}).get("protocol_lines", 0))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -97,6 +103,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("reliability: figures")
         for line in fuzz.NOTES:
             terminalreporter.write_line(line)
+    if protocol_tap.validated:
+        terminalreporter.write_line(
+            f"protocol: {protocol_tap.validated} output lines checked against "
+            "docs/protocol.schema.json"
+        )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -115,6 +126,16 @@ def _worker_server() -> Iterator[None]:
     if call_record.directory is not None:
         worker_server.record_served(call_record.directory)
     worker_server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _protocol_lines() -> Iterator[None]:
+    """Fail the test that received a protocol line the schema does not allow."""
+    protocol_tap.start()
+    yield
+    problems = protocol_tap.finish()
+    if problems:
+        pytest.fail("protocol lines that break docs/protocol.schema.json:\n" + "\n".join(problems))
 
 
 @pytest.fixture(autouse=True)

@@ -97,6 +97,8 @@ class AgentLoop:
         self.single_turn = False
         """The front end runs one turn and exits (`-m`): a call after which no other can
         come gets no cache markers (core/cache_plan.py)."""
+        self.response_format: dict[str, Any] | None = None
+        """Sent with every model call (ModelRequest.response_format): `-m --output-schema`."""
         self.before_turn: Callable[[], Awaitable[str | None]] | None = None
         """Awaited after the user's message is stored, before the first model call: the MCP
         servers' bounded wait (run/runtime.py). Returns a notice to show, or None."""
@@ -470,6 +472,7 @@ class AgentLoop:
                 max_tokens=d.max_tokens,
                 temperature=d.temperature,
                 cache_at=self._cache_at(state, messages, bool(tools), iteration),
+                response_format=self.response_format,
             )
             calls: list[dict[str, Any]] = []
             failure: LLMError | None = None

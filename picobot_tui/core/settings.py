@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator
 
 from picobot_tui.core.paths import picobot_home
 from picobot_tui.core.settings_base import Section
@@ -206,18 +206,30 @@ class CoreSettings(Section):
     demo: DemoConfig = DemoConfig()
     cache: CacheConfig = CacheConfig()
 
+    _state_home: Path | None = PrivateAttr(default=None)
+
     # -- derived paths -------------------------------------------------------------------
     @property
     def home(self) -> Path:
+        """Where the user's config, templates, trust and saved rules are read from."""
         return picobot_home()
 
     @property
+    def state_home(self) -> Path:
+        """Where a run writes its sessions, traces, logs and checkpoints: the home, or the
+        private scratch folder of an `--ephemeral` run (`use_state_home`)."""
+        return self._state_home or self.home
+
+    def use_state_home(self, path: Path) -> None:
+        self._state_home = path
+
+    @property
     def sessions_dir(self) -> Path:
-        return self.home / "sessions"
+        return self.state_home / "sessions"
 
     @property
     def data_dir(self) -> Path:
-        return self.home / "data"
+        return self.state_home / "data"
 
     @property
     def traces_path(self) -> Path:

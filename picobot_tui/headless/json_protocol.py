@@ -4,8 +4,10 @@ In:  {"type":"message","content":"...","session":"optional id"}
      {"type":"approval","id":"<tool call id>",
       "decision":"allow"|"allow_session"|"always"|"deny", "reason":"optional, with deny",
       "scope":"workspace"|"everywhere" (optional, with always; workspace by default)}
-Out: the loop's event stream, `event_to_dict(event)` per line, plus `error` events for bad
-input. Messages queue and run in order; EOF lets the queue finish, then exits. After
+Out: the loop's event stream, `protocol.output_dict(event)` per line (each with
+`"protocol": 1`), plus `error` events for bad input. Any line may carry `"protocol"`: one
+naming another version is a `protocol` error. `picobot schema` prints the JSON Schema of
+both directions. Messages queue and run in order; EOF lets the queue finish, then exits. After
 `maxConsecutiveFailures` model calls in a row failed (an `error` of kind
 `too_many_failures`), the channel runs no queued message and exits 1.
 
@@ -31,9 +33,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 from picobot_tui.config.settings import Settings
 from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
-from picobot_tui.core.events import ErrorEvent, Event, Notice, event_to_dict
+from picobot_tui.core.events import ErrorEvent, Event, Notice
 from picobot_tui.core.loop import STORAGE_ERROR
 from picobot_tui.core.sessions import SessionError
+from picobot_tui.headless.protocol import DECISIONS, PROTOCOL_VERSION, SCOPES, output_dict
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import Run, RunError, RunOptions, open_run, open_session
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_OK
@@ -49,8 +52,6 @@ MAX_LINE_BYTES = 4 * 1024 * 1024
 """Longer input lines are dropped as they stream in (one `protocol` error each). Lines are
 read and parsed by `run.json_lines`, the reader `picobot acp` uses: nesting deeper than 128,
 NaN/Infinity and numbers too large are `protocol` errors like any line that is not JSON."""
-DECISIONS = ("allow", "allow_session", "always", "deny")
-SCOPES = ("workspace", "everywhere")
 _EOF = object()
 
 
@@ -74,7 +75,7 @@ class JsonChannel:
         self.out.flush()
 
     def emit_event(self, event: Event) -> None:
-        self.emit(event_to_dict(event))
+        self.emit(output_dict(event))
 
     def protocol_error(self, message: str) -> None:
         self.emit_event(ErrorEvent(message, "protocol"))
@@ -128,7 +129,13 @@ class JsonChannel:
             self.protocol_error('each line must be a JSON object with a "type"')
             return
         kind = data.get("type")
-        if kind == "message":
+        version = data.get("protocol", PROTOCOL_VERSION)
+        if version != PROTOCOL_VERSION or isinstance(version, bool):
+            self.protocol_error(
+                f'"protocol" is {version!r}, but this picobot speaks protocol '
+                f"{PROTOCOL_VERSION} (`picobot schema` prints it)"
+            )
+        elif kind == "message":
             content, session = data.get("content"), data.get("session")
             if not isinstance(content, str) or not content.strip():
                 self.protocol_error('a message needs a non-empty string "content"')

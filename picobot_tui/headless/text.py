@@ -9,11 +9,13 @@ answer (or text the model wrote before a tool call) never lands in the output.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import sys
 from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from picobot_tui.config.settings import Settings
@@ -34,6 +36,8 @@ from picobot_tui.core.events import (
 from picobot_tui.core.sessions.listing import short_key
 from picobot_tui.core.textsafe import terminal_safe
 from picobot_tui.core.visible import label, visible
+from picobot_tui.headless.protocol import output_line
+from picobot_tui.headless.result import ResultCollector, write_line
 from picobot_tui.run.config_warnings import print_warnings
 from picobot_tui.run.context import RunOptions, open_run
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     from picobot_tui.config.remember import Scope
     from picobot_tui.core.sessions import Session
     from picobot_tui.core.tools.base import ToolContext
+    from picobot_tui.headless.output_schema import OutputSchema
 
 OUTCOME_EXIT = {"final": EXIT_OK, "cancelled": EXIT_INTERRUPTED}
 
@@ -66,6 +71,9 @@ class HeadlessFlags:
     show_tools: bool = True
     markdown: bool = False
     yes: bool = False
+    output_format: str = "text"
+    """text (the answer), json (the result object) or stream-json (events, then it)."""
+    output_schema: Path | None = None
 
 
 class TextRenderer:
@@ -287,42 +295,78 @@ def tty_confirm(
     return confirm
 
 
-async def _run(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
-    renderer = TextRenderer(flags, sys.stdout, sys.stderr)
+async def _run(
+    opts: RunOptions, flags: HeadlessFlags, message: str, schema: OutputSchema | None
+) -> int:
+    collector = ResultCollector()
+    # stdout is the answer's (text), or the protocol's: then the renderer writes only its
+    # stderr lines; under --output-schema the answer is printed once it validates.
+    plain = flags.output_format == "text" and schema is None
+    renderer = TextRenderer(flags, sys.stdout if plain else io.StringIO(), sys.stderr)
+    events_out = flags.output_format == "stream-json"
     received: list[int] = []
     loaded: list[tuple[Settings, ToolContext]] = []  # the run's, for "always" answers
     confirm = tty_confirm(flags, sys.stderr, lambda: loaded[0] if loaded else None)
     with open_run(opts, confirm=confirm) as run:
         loaded.append((run.settings, run.runtime.tools.ctx))
-        run.runtime.loop.single_turn = True  # no turn follows: core/cache_plan.py
+        loop = run.runtime.loop
+        loop.single_turn = schema is None  # no turn follows: core/cache_plan.py
+        if schema is not None:
+            loop.response_format = schema.response_format()
         print_warnings(run.warnings, sys.stderr)
         for note in run.notes:
             sys.stderr.write(f"picobot: {terminal_safe(note)}\n")
-        outcome = "error"
 
-        async def consume() -> None:
-            nonlocal outcome
-            async with aclosing(run.runtime.loop.run_turn(run.session, message)) as events:
+        async def turn(text: str) -> None:
+            async with aclosing(loop.run_turn(run.session, text)) as events:
                 async for event in events:
-                    if isinstance(event, ApprovalRequested):
-                        continue
-                    renderer.handle(event)
-                    if isinstance(event, TurnFinished):
-                        outcome = event.outcome
+                    collector.add(event)
+                    if events_out:
+                        write_line(output_line(event))
+                    if not isinstance(event, ApprovalRequested):
+                        renderer.handle(event)
 
+        structured: Any = None
+        invalid: str | None = None
         task = asyncio.current_task()
         assert task is not None
         install_signal_handlers(task, received)
         try:
             async with mcp_running(run.runtime):
-                await consume()
+                await turn(message if schema is None else message + schema.instruction())
+                if schema is not None and collector.outcome == "final":
+                    structured, invalid = schema.check(collector.answer)
+                    if invalid is not None:
+                        sys.stderr.write(f"picobot: asking again: {invalid}\n")
+                        await turn(schema.correction(invalid))
+                        if collector.outcome == "final":
+                            structured, invalid = schema.check(collector.answer)
         except asyncio.CancelledError:
-            outcome = "cancelled"
-        if outcome != "final":
+            collector.outcome = "cancelled"
+        if collector.outcome != "final" and not opts.ephemeral:
             kept_note(run.session, sys.stderr)
         if received:
-            return signal_exit(received)
-        return OUTCOME_EXIT.get(outcome, EXIT_ERROR)
+            code = signal_exit(received)
+        elif invalid is not None:
+            code = EXIT_ERROR
+            sys.stderr.write(
+                f"picobot: the answer does not match {schema_name(schema)}: {invalid}\n"
+            )
+        else:
+            code = OUTCOME_EXIT.get(collector.outcome, EXIT_ERROR)
+        if flags.output_format == "text":
+            if schema is not None and code == EXIT_OK:  # validated: the answer, as JSON
+                write_line(json.dumps(structured, ensure_ascii=False))
+        else:
+            result = collector.result(
+                code, ephemeral=opts.ephemeral, structured=structured, invalid=invalid
+            )
+            write_line(output_line(result))
+        return code
+
+
+def schema_name(schema: OutputSchema | None) -> str:
+    return f"--output-schema {schema.path}" if schema is not None else "the schema"
 
 
 def kept_note(session: Session, err: IO[str]) -> None:
@@ -345,4 +389,9 @@ def run_message(opts: RunOptions, flags: HeadlessFlags, message: str) -> int:
     (headless/piped_input.py). RunError (exit 2) for an empty or binary stdin."""
     from picobot_tui.headless.piped_input import with_stdin
 
-    return asyncio.run(_run(opts, flags, with_stdin(message, sys.stdin.buffer)))
+    schema = None
+    if flags.output_schema is not None:
+        from picobot_tui.headless import output_schema
+
+        schema = output_schema.load(flags.output_schema)
+    return asyncio.run(_run(opts, flags, with_stdin(message, sys.stdin.buffer), schema))

@@ -5,9 +5,12 @@ code, never as a traceback."""
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from picobot_tui.config.settings import ConfigError, Settings, load_settings
 from picobot_tui.core.approval import ConfirmFn
@@ -158,6 +161,38 @@ def open_run(
     session is only written once a message arrives (an idle --json leaves none); `source`:
     the front end a new session records (`-m` headless, `--json` json)."""
     settings, warnings = load_checked_settings(opts)
+    with (
+        _state_home(settings, opts.ephemeral),
+        _opened(opts, settings, warnings, confirm=confirm, lazy=lazy, source=source) as run,
+    ):
+        yield run
+
+
+@contextmanager
+def _state_home(settings: Settings, ephemeral: bool) -> Iterator[None]:
+    """An `--ephemeral` run writes into a private folder (0700, under $TMPDIR) removed at
+    its end, so nothing under the picobot home changes; the config is read as usual."""
+    if not ephemeral:
+        yield
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="picobot-ephemeral-"))
+    settings.use_state_home(scratch)
+    try:
+        yield
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def _opened(
+    opts: RunOptions,
+    settings: Settings,
+    warnings: list[str],
+    *,
+    confirm: ConfirmFn | None,
+    lazy: bool,
+    source: str,
+) -> Iterator[Run]:
     model = opts.model or settings.agents.defaults.model
     runtime = build_runtime(settings, model=model, confirm=confirm)
     if runtime.tools.ctx.saved.problem:

@@ -25,3 +25,6 @@ class RunOptions:
     workspace: Path | None = None
     max_tokens: int | None = None
     logs: bool = False
+    ephemeral: bool = False
+    """Write nothing under the picobot home: sessions, traces, logs and checkpoints go to a
+    private scratch folder removed when the run ends (`run/context.open_run`)."""

@@ -117,6 +117,7 @@ def build_runtime(
             connect_timeout=settings.tools.mcp_connect_timeout,
             scrub=scrub,
             log_path=settings.log_path,
+            default_cwd=settings.data_dir / "mcp",  # an --ephemeral run's scratch folder too
         )
         loop.before_turn = runtime.mcp.ready_for_turn
     return runtime

@@ -139,7 +139,7 @@ async def show_call_changes(app: CheckpointHost, calls: set[str]) -> None:
         return
     if not runtime.settings.checkpoints.enabled:
         return
-    store = CheckpointStore(checkpoints_root(runtime.settings.home))
+    store = CheckpointStore(checkpoints_root(runtime.settings.state_home))
     try:
         stats, skipped = await asyncio.to_thread(call_stats, store, session.key, calls)
     except (OSError, CheckpointError):

@@ -43,7 +43,7 @@ def stores(
     elif not runtime.settings.checkpoints.enabled:
         why = "Checkpoints are off (checkpoints.enabled: false): nothing to rewind or diff"
     else:
-        return runtime.store, CheckpointStore(checkpoints_root(runtime.settings.home))
+        return runtime.store, CheckpointStore(checkpoints_root(runtime.settings.state_home))
     if not quiet:
         app.notify(why)
     return None

@@ -24,7 +24,17 @@ _ON = frozenset({"1", "true"})
 """What settings accept: PICOBOT_SERVER names the `server` group, its value is JSON."""
 _CI_ON = frozenset({"1", "true", "yes", "on"})
 _VALUE_OPTIONS = frozenset(
-    {"-s", "--session", "--model", "--workspace", "--max-tokens", "-m", "--message"}
+    {
+        "-s",
+        "--session",
+        "--model",
+        "--workspace",
+        "--max-tokens",
+        "-m",
+        "--message",
+        "--output-format",
+        "--output-schema",
+    }
 )
 """`agent` options that take a value: the word after them is no flag."""
 _ACP_OPTIONS = frozenset({"--logs", "--no-logs"})

@@ -297,7 +297,7 @@ def recorder_for(settings: CoreSettings) -> Recorder | None:
     config = settings.checkpoints
     if not config.enabled:
         return None
-    root = checkpoints_root(settings.home)
+    root = checkpoints_root(settings.state_home)
     recorder = _recorders.get(root)
     if recorder is None:
         recorder = _recorders[root] = Recorder(root, config)

@@ -192,6 +192,19 @@ class Route:
     """api_key / api_base / extra_headers / custom_llm_provider."""
 
 
+def _structured(litellm: ModuleType, route: Route) -> bool:
+    """The provider has a structured-output mode for this model, by LiteLLM's model map
+    (its local copy: never a network call)."""
+    try:
+        return bool(
+            litellm.supports_response_schema(
+                model=route.model, custom_llm_provider=route.kwargs.get("custom_llm_provider")
+            )
+        )
+    except Exception:  # LiteLLM raises for a model it does not know, rather than answer
+        return False
+
+
 def provider_for(model: str) -> str | None:
     """The config entry a model string belongs to by its prefix (None if unknown)."""
     prefix, sep, _ = model.partition("/")
@@ -385,6 +398,8 @@ class LiteLLMClient:
                 raise LLMError(problem, kind="auth", transient=False)
             # Import off the event loop if nobody warmed LiteLLM up yet (3-4 s).
             litellm = _LITELLM if _LITELLM is not None else await asyncio.to_thread(load_litellm)
+            if request.response_format is not None and _structured(litellm, route):
+                kwargs["response_format"] = request.response_format
             # Up to the response headers, httpx's own timeouts apply: the first call also
             # pays LiteLLM's lazy imports here (~1.5 s of CPU), which is not provider silence.
             _COUNTS[call_id] = 0

@@ -95,6 +95,10 @@ class ModelRequest:
     """Indexes of the messages after which a cached prefix pays (core/cache_plan.py); a
     client whose provider needs explicit markers puts them there, others ignore it.
     Empty: this call's prefix is never sent again, so nothing is written for it."""
+    response_format: dict[str, Any] | None = None
+    """A JSON Schema the answer must match (`-m --output-schema`), in the OpenAI shape
+    `{"type": "json_schema", …}`: a client sends it where the provider has a structured
+    output mode, others ignore it (the prompt says it too)."""
 
 
 class ModelClient(Protocol):

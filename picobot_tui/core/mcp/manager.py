@@ -49,6 +49,7 @@ class McpManager:
         connect_timeout: float,
         scrub: Callable[[str], str] | None = None,
         log_path: Path | None = None,
+        default_cwd: Path | None = None,
     ) -> None:
         self.registry = registry
         self.connect_timeout = connect_timeout
@@ -60,6 +61,7 @@ class McpManager:
                 on_change=self._changed,
                 scrub=scrub,
                 log_path=log_path,
+                default_cwd=default_cwd,
             )
             for name, config in servers.items()
         }
