@@ -1,6 +1,7 @@
 """Write requirements/test.lock: every package of the test environment (pyproject's
 dependencies and the `test` extra), pinned, with the hashes of every file PyPI has for it.
-`proxy` instead writes requirements/proxy.lock from requirements/proxy.in: the real LiteLLM
+`app` writes requirements/app.lock: pyproject's dependencies only, what the GitHub action
+(action.yml) installs. `proxy` instead writes requirements/proxy.lock from requirements/proxy.in: the real LiteLLM
 Proxy, which .ci/run installs into its own venv (tests/proxy/.venv) for
 tests/support/litellm_proxy.py, apart from the test environment.
 
@@ -22,6 +23,8 @@ COMMAND = "python scripts/lock.py"
 LOCKS = {
     "test": (["pyproject.toml", "--extra", "test"], "requirements/test.lock"),
     "proxy": (["requirements/proxy.in"], "requirements/proxy.lock"),
+    # Pinned to the versions the suite runs with: test.lock as constraints.
+    "app": (["pyproject.toml", "-c", "requirements/test.lock"], "requirements/app.lock"),
 }
 
 

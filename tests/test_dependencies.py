@@ -91,6 +91,24 @@ def test_ci_installs_from_the_lock() -> None:
     assert command in readme and command in ci
 
 
+def test_the_app_lock_pins_the_tested_versions() -> None:
+    """requirements/app.lock (what action.yml installs: pyproject's dependencies only) pins
+    each package at the version the suite runs with, with hashes."""
+    app_lock = ROOT / "requirements" / "app.lock"
+    app, tested = _locked(app_lock), _locked()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for r in project["dependencies"]:
+        req = Requirement(r)
+        if req.marker is None or req.marker.evaluate():
+            assert canonicalize_name(req.name) in app, f"{req} is not in app.lock"
+    assert app and all(tested.get(name) == version for name, version in app.items()), (
+        "app.lock and test.lock disagree: run `python scripts/lock.py app`"
+    )
+    text = app_lock.read_text()
+    blocks = [b for b in text.split("\n") if b and not b[0].isspace() and not b.startswith("#")]
+    assert all(b.endswith("\\") for b in blocks), "a pin without hashes"
+
+
 # -- the real LiteLLM Proxy's lock (requirements/proxy.lock, `python scripts/lock.py proxy`) --
 
 PROXY_LOCK = ROOT / "requirements" / "proxy.lock"
