@@ -23,6 +23,7 @@ from picobot_tui.headless.protocol import (
     UsageTotals,
     output_line,
 )
+from picobot_tui.run.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 
 @dataclass
@@ -78,7 +79,7 @@ class ResultCollector:
         invalid: str | None = None,
     ) -> RunResult:
         outcome: ResultOutcome = "invalid_output" if invalid is not None else self.outcome
-        if exit_code in (130, 143):
+        if exit_code in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # a signal ended the turn
             outcome = "cancelled"
         return RunResult(
             outcome=outcome,
