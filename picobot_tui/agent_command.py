@@ -122,6 +122,13 @@ def agent(
             help="-m: the answer must be JSON matching this JSON Schema file (exit 1 if not).",
         ),
     ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Plan mode: only reading tools run; the agent answers with a plan (docs/plan.md).",
+        ),
+    ] = False,
     ephemeral: Annotated[
         bool,
         typer.Option(
@@ -139,6 +146,7 @@ def agent(
         workspace=workspace,
         max_tokens=max_tokens,
         logs=logs,
+        plan=plan,
         ephemeral=ephemeral,
     )
     if json_mode and message is not None:

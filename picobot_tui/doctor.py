@@ -179,6 +179,31 @@ def check_sandbox(report: Report, settings: Any) -> None:
         )
 
 
+def check_hooks(report: Report, settings: Any) -> None:
+    """The hooks that will run (the user's, the project's), and any whose program is
+    missing: such a hook blocks every call it matches (it fails closed)."""
+    from picobot_tui.config.project_hooks import project_hooks
+    from picobot_tui.config.settings import ConfigError
+    from picobot_tui.core.hooks.fire import describe, entries, launch_problem
+
+    ws = settings.workspace_path
+    found = entries(settings.hooks, "user")
+    try:
+        found += entries(project_hooks(ws), "project")
+    except ConfigError as e:
+        report.add("fail", f"hooks: {e}")
+    if not found:
+        report.add("info", "hooks: none configured")
+        return
+    problems = [f"{describe(e)}: {p}" for e in found if (p := launch_problem(e.hook, ws))]
+    lines = [describe(e) for e in found]
+    if any(e.source == "project" for e in found):
+        lines.append("project hooks run only in a trusted workspace (the TUI asks)")
+    report.add("ok", f"hooks: {len(found)} configured", *lines)
+    if problems:
+        report.add("warn", "hooks that cannot start (each blocks what it matches)", *problems)
+
+
 def check_permissions(report: Report) -> None:
     """~/.picobot holds keys and conversations: nobody but the user may read it. A config
     file others can read is a failure (it may hold keys); open directories are a warning
@@ -256,6 +281,7 @@ def run_doctor(echo: Callable[[str], None] = print) -> int:
         check_key(report, settings)
         check_workspace(report, settings)
         check_sandbox(report, settings)
+        check_hooks(report, settings)
     check_permissions(report)
     check_terminal(report)
     check_versions(report)

@@ -62,8 +62,11 @@ class AcpSession:
         return self.task is not None and not self.task.done()
 
     def set_mode(self, mode: str) -> None:
+        from picobot_tui.run.runtime import set_plan
+
         self.mode = mode
         self.settings.tools.approval = "readonly" if mode == "read-only" else self.base_approval  # type: ignore[assignment]
+        set_plan(self.runtime, mode == "plan")
 
     async def close(self) -> None:
         if self.runtime.mcp is not None:

@@ -41,8 +41,8 @@ class UiConfig(Section):
     """Show the token-budget gauge at start (ctrl+g toggles it)."""
     keys: dict[str, Any] = {}
     """Move the TUI's keys, e.g. `{"toggle_gauge": "f5"}`: sessions, new_session,
-    toggle_timeline, toggle_gauge, interrupt, interrupt_or_quit, quit (docs/tui.md's key
-    table). A bad entry is warned about and keeps its default."""
+    toggle_timeline, toggle_gauge, interrupt, interrupt_or_quit, quit, cycle_mode
+    (docs/tui.md's key table). A bad entry is warned about and keeps its default."""
 
 
 class ServerConfig(Section):

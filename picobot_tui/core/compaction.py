@@ -13,16 +13,22 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from picobot_tui.core.budget import (
     COMPACTED_PREFIX,
+    COMPRESS_AT,
     Cut,
     is_compacted,
     units,
 )
 from picobot_tui.core.history import to_provider
 from picobot_tui.core.llm.model import LLMError, ModelClient, ModelRequest, TextChunk, UsageChunk
+from picobot_tui.core.time_line import without_time_line
+
+if TYPE_CHECKING:
+    from picobot_tui.core.settings import AgentDefaults
+    from picobot_tui.core.turn_state import SessionState
 
 Message = dict[str, Any]
 
@@ -206,3 +212,27 @@ def stored_context(messages: Sequence[Message]) -> list[Message]:
     # units() drops a result whose call the tail cut off (a damaged or hand-edited file).
     kept = head + [summary] + pins + before[end:] + after
     return [m for unit in units(kept) for m in unit]
+
+
+def too_big(state: SessionState, fixed: int, estimate: int, d: AgentDefaults) -> str:
+    """Why the turn stops budget_exhausted: the message itself, or the turn's context."""
+    compress_at = int(d.token_budget * COMPRESS_AT)
+    users = [m for m in state.history if m.get("role") == "user"]
+    content = users[-1].get("content") if users else ""
+    text = without_time_line(content if isinstance(content, str) else json.dumps(content))
+    size = state.estimator.estimate(users[-1:])
+    base = state.estimator.scale(fixed)
+    if base + size >= compress_at:
+        return (
+            f"Stopped: your message is too big for the context: ~{size:,} tokens "
+            f"({len(text):,} characters) plus ~{base:,} for the system prompt and tools, "
+            f"and tokenBudget is {d.token_budget:,} (the context must stay under 80 %, "
+            f"~{compress_at:,}). Send a shorter message (or save the text to a file and "
+            "ask picobot to read it), or raise agents.defaults.tokenBudget."
+        )
+    return (
+        f"Stopped: the context of this turn (~{estimate:,} tokens) stays over 80 % of "
+        f"tokenBudget ({d.token_budget:,}) even after compaction: the current message and "
+        "the newest tool results must stay. Start a new session, or raise "
+        "agents.defaults.tokenBudget."
+    )

@@ -33,12 +33,14 @@ from picobot_tui.core.events import (
     TurnStarted,
 )
 from picobot_tui.core.history import heal_orphans, to_provider
+from picobot_tui.core.hooks import points as hook_points
+from picobot_tui.core.hooks.fire import Hooks
 from picobot_tui.core.llm.model import LLMError, ModelClient, ModelRequest
 from picobot_tui.core.model_call import call_model, summarise
 from picobot_tui.core.secrets import Scrubber
 from picobot_tui.core.sessions import Session, SessionError, SessionStore, clean_strings
 from picobot_tui.core.settings import CoreSettings
-from picobot_tui.core.time_line import TIME_KEY, time_line, without_time_line
+from picobot_tui.core.time_line import TIME_KEY, time_line
 from picobot_tui.core.tool_step import run_tool
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
@@ -57,6 +59,10 @@ log = logging.getLogger("picobot.loop")
 STORAGE_ERROR = "storage"
 """The ErrorEvent kind of a session write that failed; front ends end the run (exit 1)."""
 _STOPPED_HINT = "Fix the cause of the errors above, then send a message again."
+
+
+class _Refused(Exception):
+    """A UserPromptSubmit hook refused the message: the turn ends before it is stored."""
 
 
 class AgentLoop:
@@ -105,6 +111,8 @@ class AgentLoop:
         # Model calls in a row that failed after their retries, across turns: at the limit
         # run_turn refuses until a front end calls `failures.reset()`.
         self.failures = FailureCounter(self.defaults.max_consecutive_failures)
+        self.hooks: Hooks | None = None
+        """The configured hooks (core/hooks): run/runtime.py sets them."""
         # One calibration for every session: the ratio belongs to the provider and the text.
         self._estimator = budget_mod.TokenEstimator()
 
@@ -134,6 +142,10 @@ class AgentLoop:
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return self.tools.schemas() if self.tools else []
+
+    def note(self, session: Session, text: str) -> None:
+        """Record a note for the model (a system message), e.g. the user discarded a plan."""
+        self._record(session, self._state(session), {"role": "system", "content": text})
 
     def _fixed_tokens(self, system: str) -> int:
         schemas = json.dumps(self._tool_schemas())
@@ -178,6 +190,9 @@ class AgentLoop:
         )
         if not cut.changed:
             return
+        if self.hooks:
+            async for event in hook_points.pre_compact(self.hooks, session, force):
+                yield event
         summary, extra, strategy = "", 0, "drop"
         # The summary takes at most half of what it replaces (compaction.summary_room).
         dropped_raw = budget_mod.estimate_messages(cut.dropped)
@@ -229,30 +244,6 @@ class AgentLoop:
             summary=compaction.summary_of(record["content"]),
             strategy=strategy,  # type: ignore[arg-type]
             extra_tokens=extra,
-        )
-
-    def _too_big(self, state: SessionState, fixed: int, estimate: int) -> str:
-        """Why the turn stops budget_exhausted: the message itself, or the turn's context."""
-        d = self.defaults
-        compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
-        users = [m for m in state.history if m.get("role") == "user"]
-        content = users[-1].get("content") if users else ""
-        text = without_time_line(content if isinstance(content, str) else json.dumps(content))
-        size = state.estimator.estimate(users[-1:])
-        base = state.estimator.scale(fixed)
-        if base + size >= compress_at:
-            return (
-                f"Stopped: your message is too big for the context: ~{size:,} tokens "
-                f"({len(text):,} characters) plus ~{base:,} for the system prompt and tools, "
-                f"and tokenBudget is {d.token_budget:,} (the context must stay under 80 %, "
-                f"~{compress_at:,}). Send a shorter message (or save the text to a file and "
-                "ask picobot to read it), or raise agents.defaults.tokenBudget."
-            )
-        return (
-            f"Stopped: the context of this turn (~{estimate:,} tokens) stays over 80 % of "
-            f"tokenBudget ({d.token_budget:,}) even after compaction: the current message and "
-            "the newest tool results must stay. Start a new session, or raise "
-            "agents.defaults.tokenBudget."
         )
 
     async def compact(self, session: Session) -> AsyncIterator[Event]:
@@ -310,6 +301,7 @@ class AgentLoop:
             yield ErrorEvent(message, TOO_MANY_FAILURES, _STOPPED_HINT)
             yield TurnFinished("error", message, session.key)
             return
+        fresh = session.key not in self._states
         try:
             state = self._state(session)  # healing a resumed session writes to it
         except SessionError as e:
@@ -325,8 +317,23 @@ class AgentLoop:
         try:
             # The time goes with the message, recorded beside the user's words: re-sent the
             # same in every later call (core/time_line.py), so the cached prefix holds.
+            record = functools.partial(self._record, session, state)
+            if self.hooks and fresh:
+                resumed = bool(session.messages)
+                async for event in hook_points.session_start(self.hooks, session, resumed, record):
+                    yield event
+            if self.hooks:
+                fired, said = await hook_points.prompt(self.hooks, session, text)
+                for event in said:
+                    yield event
+                if fired.blocked:  # nothing is stored or sent
+                    outcome = "error"
+                    content = error = fired.reason
+                    raise _Refused
             line = time_line(self.context.now())
             self._record(session, state, {"role": "user", "content": text, TIME_KEY: line})
+            if self.hooks and (added := hook_points.context_message("UserPromptSubmit", fired)):
+                record(added)
             if self.before_turn is not None:
                 note = await self.before_turn()
                 if note:
@@ -351,6 +358,8 @@ class AgentLoop:
                 raise
             yield TurnFinished("cancelled", content, session.key, self._usage(state, turn))
             return
+        except _Refused:
+            pass
         except SessionError as e:
             # A write failed (full disk, quota): every message saved before it stays in the
             # file. The history in memory may now hold what the file lacks (a call without
@@ -431,7 +440,7 @@ class AgentLoop:
         fixed = state.fixed_tokens = self._fixed_tokens(system)
         compress_at = int(d.token_budget * budget_mod.COMPRESS_AT)
         last_call: str | None = None
-        iteration = 0
+        iteration = stops = 0
         while True:
             # maxHistoryMessages bounds what is sent in every process, not only on resume.
             if len(state.history) > d.max_history_messages:
@@ -449,7 +458,7 @@ class AgentLoop:
                 estimate = state.estimator.estimate(state.history, fixed)
             yield self._budget_event(estimate)
             if estimate >= compress_at:  # the model is never called without the question
-                msg = self._too_big(state, fixed, estimate)
+                msg = compaction.too_big(state, fixed, estimate, d)
                 self._record(session, state, {"role": "assistant", "content": msg})
                 yield TurnFinished("budget_exhausted", msg, session.key)
                 return
@@ -511,8 +520,19 @@ class AgentLoop:
             text = "".join(turn.text)
             if not calls:
                 answer = {"role": "assistant", "content": text, **turn.usage_note()}
+                if self.tools is not None and self.tools.ctx.plan:
+                    answer["plan"] = True  # the session keeps which answer was a plan
                 self._record(session, state, answer)
                 turn.text.clear()
+                if self.hooks and stops < hook_points.MAX_STOP_HOOK_TURNS:
+                    go_on, said = await hook_points.stop(self.hooks, session, stops > 0)
+                    for event in said:
+                        yield event
+                    if go_on is not None:
+                        stops += 1
+                        self._record(session, state, {"role": "user", "content": go_on})
+                        yield Notice("hook", f"a Stop hook sent the model on: {go_on}")
+                        continue
                 yield TurnFinished("final", text, session.key)
                 return
 
@@ -541,6 +561,8 @@ class AgentLoop:
                     confirm=self.confirm,
                     record=functools.partial(self._record, session, state),
                     session_key=session.key,
+                    hooks=self.hooks,
+                    session=session,
                 )
                 async for event in tool_events:
                     if isinstance(event, ToolCallStarted):

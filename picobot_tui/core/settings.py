@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr, SecretStr, field_validator
 
+from picobot_tui.core.hooks.config import HooksConfig
 from picobot_tui.core.paths import picobot_home
 from picobot_tui.core.settings_base import Section
 from picobot_tui.core.shapes.mcp_server import McpServerConfig, check_server_names
@@ -148,8 +149,23 @@ class ToolsConfig(Section):
     mcp_connect_timeout: float = Field(default=10.0, gt=0)
     """Seconds the first turn waits for MCP servers to connect; it then goes on without the
     ones still connecting (a notice names them)."""
+    plan_read_only: list[str] = []
+    """Tools that run in plan mode though they could change something: `web_fetch`, or an
+    MCP tool (`mcp_<server>_<tool>`) its server does not mark `readOnlyHint` (docs/plan.md)."""
 
     _names = field_validator("mcp_servers")(check_server_names)
+
+    @field_validator("plan_read_only")
+    @classmethod
+    def _plan_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if name != "web_fetch" and not name.startswith("mcp_"):
+                raise ValueError(
+                    f"{name!r} cannot run in plan mode: only web_fetch and MCP tools "
+                    "(mcp_<server>_<tool>) may be listed; file changes, commands and todo "
+                    "writes never run there"
+                )
+        return names
 
 
 class CheckpointsConfig(Section):
@@ -197,7 +213,7 @@ class CacheConfig(Section):
 
 class CoreSettings(Section):
     """The groups the core reads: `agents`, `providers`, `tools`, `checkpoints`, `demo`,
-    `cache`, and the derived paths."""
+    `cache`, `hooks`, and the derived paths."""
 
     agents: AgentsConfig = AgentsConfig()
     providers: ProvidersConfig = ProvidersConfig()
@@ -205,6 +221,7 @@ class CoreSettings(Section):
     checkpoints: CheckpointsConfig = CheckpointsConfig()
     demo: DemoConfig = DemoConfig()
     cache: CacheConfig = CacheConfig()
+    hooks: HooksConfig = HooksConfig()
 
     _state_home: Path | None = PrivateAttr(default=None)
 

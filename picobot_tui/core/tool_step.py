@@ -7,22 +7,29 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from picobot_tui.core import plan_mode
 from picobot_tui.core.approval import ConfirmFn, Denied, approval_needed, ask, denied_text
 from picobot_tui.core.events import (
     ApprovalRequested,
+    ErrorEvent,
     Event,
     Notice,
     ToolCallFinished,
     ToolCallStarted,
 )
+from picobot_tui.core.hooks.points import HOOK_ERROR
 from picobot_tui.core.secret_guard import REFUSED
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.tools.base import ToolError, ToolResult
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace
 from picobot_tui.core.turn_state import SessionState, TurnState
+
+if TYPE_CHECKING:
+    from picobot_tui.core.hooks.fire import Hooks
+    from picobot_tui.core.sessions import Session
 
 # The loop's logger: these lines belong to the turn's log.
 log = logging.getLogger("picobot.loop")
@@ -39,10 +46,16 @@ async def run_tool(
     confirm: ConfirmFn | None,
     record: Callable[[dict[str, Any]], None],
     session_key: str | None = None,
+    hooks: Hooks | None = None,
+    session: Session | None = None,
 ) -> AsyncIterator[Event]:
     """Run one call the model asked for; yields ToolCallStarted, an ApprovalRequested when
     the user is asked, then ToolCallFinished. `record` appends the result to the session.
-    With `session_key`, what the call changes is checkpointed (core/checkpoints/hook.py)."""
+    With `session_key`, what the call changes is checkpointed (core/checkpoints/hook.py).
+
+    The order: the secret refusal, plan mode, the PreToolUse hooks, the approval policy,
+    the tool (in the sandbox), the PostToolUse hooks. A call refused at one step never
+    reaches the next: a hook's block is never put to the user."""
     fn = call["function"]
     call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
     t0 = turn.call_t0[call_id] = time.monotonic()
@@ -65,6 +78,21 @@ async def run_tool(
     if call_id in turn.secret_calls:  # refused before approval: nothing to say yes to
         log.warning("tool %s (%s) refused: its arguments carry a secret", name, call_id)
         args, result = None, ToolResult(False, REFUSED.format(name=name), "denied")
+    if args is not None and tools is not None and not plan_mode.allows(settings, tools, name, args):
+        log.info("tool %s (%s) not run: plan mode", name, call_id)
+        args, result = None, ToolResult(False, plan_mode.refusal(name), "denied")
+    if args is not None and hooks:
+        fired = await hooks.fire(
+            "PreToolUse",
+            session,
+            {"tool_name": name, "tool_input": args, "tool_use_id": call_id},
+            tool=name,
+        )
+        for error in fired.errors:
+            yield ErrorEvent(error, HOOK_ERROR)
+        if fired.blocked:
+            log.warning("tool %s (%s) blocked by a PreToolUse hook", name, call_id)
+            args, result = None, ToolResult(False, f"Blocked by a hook: {fired.reason}", "denied")
     if args is not None and tools is not None:
         decision: str | Denied = "allow"
         if tools.needs_approval(name, args):
@@ -111,6 +139,12 @@ async def run_tool(
                     yield Notice("checkpoints", note)
             else:
                 result = await tools.execute(name, args)
+            if hooks:
+                async for event in _post_hooks(hooks, session, name, args, call_id, result):
+                    if isinstance(event, ToolResult):
+                        result = event
+                    else:
+                        yield event
     duration = round((time.monotonic() - t0) * 1000, 1)
     log.info("tool %s (%s) %s in %.0f ms", name, call_id, result.status, duration)
     turn.tool_traces.append(ToolTrace(call_id, name, duration, result.ok, result.status))
@@ -143,3 +177,28 @@ def _say_not_undoable(
     if line is None:
         return verdict
     return replace(verdict, preview=f"{line}\n{verdict.preview}", full=f"{line}\n{verdict.whole}")
+
+
+async def _post_hooks(
+    hooks: Hooks,
+    session: Session | None,
+    name: str,
+    args: dict[str, Any],
+    call_id: str,
+    result: ToolResult,
+) -> AsyncIterator[Event | ToolResult]:
+    """The PostToolUse hooks see the (scrubbed) result; what they say joins it for the
+    model. Yields their errors, then the result they leave."""
+    response = {"output": result.content, "status": result.status, "ok": result.ok}
+    fired = await hooks.fire(
+        "PostToolUse",
+        session,
+        {"tool_name": name, "tool_input": args, "tool_use_id": call_id, "tool_response": response},
+        tool=name,
+    )
+    for error in fired.errors:
+        yield ErrorEvent(error, HOOK_ERROR)
+    said = [f"PostToolUse hook: {fired.reason}"] if fired.blocked and fired.reason else []
+    said += [f"PostToolUse hook: {c}" for c in fired.context]
+    if said:
+        yield replace(result, content="\n\n".join([result.content, *said]))

@@ -19,7 +19,7 @@ from picobot_tui.core.sessions import Session, SessionError, SessionNotFound
 from picobot_tui.run.exit_codes import EXIT_ERROR, EXIT_USAGE
 from picobot_tui.run.logs import setup_logging
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.run.runtime import Runtime, build_runtime
+from picobot_tui.run.runtime import Runtime, build_runtime, set_plan
 from picobot_tui.run.workspace import check_workspace
 
 __all__ = ["Run", "RunError", "RunOptions", "load_checked_settings", "open_run", "open_session"]
@@ -195,6 +195,7 @@ def _opened(
 ) -> Iterator[Run]:
     model = opts.model or settings.agents.defaults.model
     runtime = build_runtime(settings, model=model, confirm=confirm)
+    set_plan(runtime, opts.plan)
     if runtime.tools.ctx.saved.problem:
         warnings.append(runtime.tools.ctx.saved.problem)
     setup_logging(settings.log_path, runtime.scrub, to_stderr=opts.logs)

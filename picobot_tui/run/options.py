@@ -25,6 +25,8 @@ class RunOptions:
     workspace: Path | None = None
     max_tokens: int | None = None
     logs: bool = False
+    plan: bool = False
+    """Start in plan mode: no call that could change anything runs (core/plan_mode.py)."""
     ephemeral: bool = False
     """Write nothing under the picobot home: sessions, traces, logs and checkpoints go to a
     private scratch folder removed when the run ends (`run/context.open_run`)."""

@@ -19,10 +19,13 @@ from picobot_tui.core.sessions import SessionStore
 from picobot_tui.core.tools.base import ToolContext
 from picobot_tui.core.tools.registry import ToolRegistry, default_registry
 from picobot_tui.core.tracing import Tracer
+from picobot_tui.run.exit_codes import EXIT_USAGE
+from picobot_tui.run.options import RunError
 from picobot_tui.run.session_stores import session_store
 from picobot_tui.run.workspace import check_workspace, untrusted_note
 
 if TYPE_CHECKING:
+    from picobot_tui.core.hooks.fire import Hooks
     from picobot_tui.core.mcp.manager import McpManager
 
 
@@ -107,6 +110,7 @@ def build_runtime(
         scrub=scrub,
     )
     runtime = Runtime(settings, store, loop, client, tracer, tools, scrub)
+    loop.hooks = load_hooks(settings, ws, scrub)
     if settings.tools.mcp_servers:
         from picobot_tui.core.mcp.manager import McpManager
 
@@ -123,11 +127,38 @@ def build_runtime(
     return runtime
 
 
+def load_hooks(settings: Settings, ws: Path, scrub: Scrubber) -> Hooks | None:
+    """The user's hooks, then the project's (`.picobot/config.json`); None with none.
+    RunError (exit 2) for a project file that cannot be used."""
+    from picobot_tui.config.project_hooks import project_hooks
+    from picobot_tui.config.settings import ConfigError
+
+    try:
+        project = project_hooks(ws)
+    except ConfigError as e:
+        raise RunError(str(e), EXIT_USAGE) from None
+    if not settings.hooks.any() and not project.any():
+        return None
+    from picobot_tui.core.hooks.fire import Hooks, entries
+
+    found = entries(settings.hooks, "user") + entries(project, "project")
+    return Hooks(found, workspace=ws, secrets=tuple(settings.secrets()), scrub=scrub)
+
+
+def set_plan(runtime: Runtime, on: bool) -> None:
+    """Plan mode on or off for the next calls (core/plan_mode.py); hooks see the mode."""
+    runtime.tools.ctx.plan = on
+    if runtime.loop.hooks is not None:
+        runtime.loop.hooks.mode = "plan" if on else "default"
+
+
 def make_untrusted(runtime: Runtime) -> None:
     """No context files from the workspace, no tool that changes anything, and no MCP
     server started (every call of one would be refused; starting it runs code)."""
     ws = runtime.tools.ctx.workspace
     runtime.tools.ctx.read_only = untrusted_note(ws)
+    if runtime.loop.hooks is not None:  # the project's own hooks run only when trusted
+        runtime.loop.hooks.drop("project")
     runtime.loop.context.workspace_files = False
     if runtime.mcp is not None:
         runtime.mcp.hold(f"not started: the workspace {ws} is not trusted")

@@ -184,7 +184,7 @@ def test_results_are_sanitised_scrubbed_and_capped(tmp_path: Path) -> None:
         try:
             assert await manager.wait_ready(60) == []
             first, second = manager.tool_names("t"), manager.tool_names("t!")
-            assert "mcp_t_echo" in first and (len(first), len(second)) == (8, 9)
+            assert "mcp_t_echo" in first and (len(first), len(second)) == (9, 10)
             # The broken schema is not offered (it made every argument check raise); the
             # server's other tools are, the one with a $ref too.
             assert [s.name for s in manager.servers["t!"].tools if s.name == "broken"] == []

@@ -2,7 +2,7 @@
 
     python -m tests.support.mcp_test_server [--marker DIR] [--tag TEXT] [--schemas]
 
-Tools: `echo` (text back), `sleep` (waits `seconds`; huge = never answers), `crash`
+Tools: `echo` (text back), `peek` (the same, marked readOnlyHint), `sleep` (waits `seconds`; huge = never answers), `crash`
 (the process exits mid-call), `image` (an ImageContent), `structured` (structured content),
 `fail` (an isError result), `noisy` (ANSI escapes and `size` characters of text), `flood`
 (writes `megabytes` MiB to stderr in 1 MiB writes, then FLOOD_LAST_LINE, and exits 3); with
@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Image, MCPServer
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 # A 1x1 transparent PNG.
@@ -77,6 +77,12 @@ def build(marker: Path | None = None, *, schemas: bool = False) -> MCPServer:
         """Returns the text unchanged."""
         _mark(marker, "call-echo", text)
         return text
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def peek(text: str) -> str:
+        """Marked readOnlyHint: it runs in plan mode (it records the call all the same)."""
+        _mark(marker, "call-peek", text)
+        return f"peeked {text}"
 
     @server.tool()
     async def sleep(seconds: float) -> str:

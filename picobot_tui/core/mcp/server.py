@@ -51,6 +51,8 @@ class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+    read_only: bool = False
+    """The server marks the tool `readOnlyHint` (its annotations): it runs in plan mode."""
 
 
 def load_sdk() -> None:
@@ -370,7 +372,8 @@ class McpServer:
                         "MCP server %s: tool %s is not offered: %s", self.name, tool.name, problem
                     )
                     continue
-                specs.append(ToolSpec(tool.name, tool.description or "", schema))
+                hint = getattr(tool.annotations, "read_only_hint", None) is True
+                specs.append(ToolSpec(tool.name, tool.description or "", schema, hint))
             cursor = page.next_cursor
             if not cursor:
                 break

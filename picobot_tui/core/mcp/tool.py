@@ -43,6 +43,11 @@ class McpTool(Tool):
         self.parameters = _object_schema(spec.input_schema)
         self.connect_timeout = connect_timeout
         self.trusted = server.config.trust == "auto"
+        self.read_only = spec.read_only
+
+    def reads_only(self, args: dict[str, Any]) -> bool:
+        # The server's own `readOnlyHint` (the user chose the server); else it may do anything.
+        return self.read_only
 
     def needs_approval(self, args: dict[str, Any]) -> bool:
         # Always through the policy: `trust: "auto"` (self.trusted) skips the question, but

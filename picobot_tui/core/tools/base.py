@@ -40,6 +40,9 @@ class ToolContext:
     saved: SavedRules = field(default_factory=SavedRules)
     """The always-allow answers saved for this workspace only (the approval policy and
     web_fetch's redirects read them beside the config's lists)."""
+    plan: bool = False
+    """Plan mode: a call that could change anything is answered without running
+    (core/plan_mode.py); the front end turns it on and off."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,11 @@ class Tool(ABC):
     def approval_host(self, args: dict[str, Any]) -> str | None:
         """The network host this call reaches, when approval is per host (web_fetch)."""
         return None
+
+    def reads_only(self, args: dict[str, Any]) -> bool:
+        """Whether this (validated) call changes nothing: it runs in plan mode. Default: it
+        needs no approval and reaches no host (a `todo` read, read_file, list_dir)."""
+        return not self.needs_approval(args) and self.approval_host(args) is None
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         """What an approval prompt shows (a command, a diff). Default: the arguments.

@@ -242,6 +242,11 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return bool(tool and (tool.needs_approval(args) or tool.approval_host(args)))
 
+    def reads_only(self, name: str, args: dict[str, Any]) -> bool:
+        """Whether this (validated) call changes nothing (it runs in plan mode)."""
+        tool = self._tools.get(name)
+        return bool(tool and tool.reads_only(args))
+
     def approval_host(self, name: str, args: dict[str, Any]) -> str | None:
         """The host a network call reaches (its approval is per host), else None."""
         tool = self._tools.get(name)
