@@ -24,6 +24,7 @@ STATUS_ICONS = {
     "ok": "✓",
     "error": "✗",
     "denied": "⊘",
+    "plan": "◇",
     "cancelled": "■",
 }
 
@@ -67,5 +68,6 @@ def status_style(status: str) -> str:
         "ok": "$text-success",
         "error": "$text-error",
         "denied": "$text-accent",
+        "plan": "$text-accent",
         "cancelled": "$text-muted",
     }.get(status, "")

@@ -28,6 +28,12 @@ SCROLL_KEYS = ("pageup", "pagedown", "home", "end")
 """Keys the prompt hands to the transcript (Home/End only while the prompt is empty)."""
 
 
+PLACEHOLDERS = {
+    "default": "Message picobot — Enter to send, Shift+Enter for a newline, / for commands",
+    "plan": "Plan mode: ask for a plan — nothing is changed until you carry it out",
+}
+
+
 class SlashCommand(NamedTuple):
     name: str  # without the slash
     args: str  # e.g. "ID", "" when none
@@ -146,6 +152,9 @@ class PromptArea(Vertical):
             super().__init__()
             self.key = key
 
+    class ModeCycleRequested(Message):
+        """Shift+Tab with nothing to complete: the app switches the agent's mode."""
+
     def __init__(
         self,
         commands: Sequence[SlashCommand] = (),
@@ -175,7 +184,7 @@ class PromptArea(Vertical):
             show_line_numbers=False,
             tab_behavior="focus",
             compact=True,
-            placeholder="Message picobot — Enter to send, Shift+Enter for a newline, / for commands",
+            placeholder=PLACEHOLDERS["default"],
         )
         text_area.cursor_blink = self._cursor_blink
         yield text_area
@@ -183,6 +192,15 @@ class PromptArea(Vertical):
     def on_mount(self) -> None:
         self.query_one("#queue").display = False
         self._show_completions(False)
+
+    def set_mode(self, mode: str) -> None:
+        """Show the agent's mode: in plan mode the top border and the placeholder say so."""
+        plan = mode == "plan"
+        self.set_class(plan, "-plan")
+        self.border_title = (
+            "plan mode · only reading tools run · Shift+Tab: leave" if plan else None
+        )
+        self.input.placeholder = PLACEHOLDERS["plan" if plan else "default"]
 
     @property
     def input(self) -> PromptInput:
@@ -243,7 +261,8 @@ class PromptArea(Vertical):
         if key in SCROLL_KEYS:
             self.post_message(self.ScrollRequested(key))
         elif key in ("tab", "shift+tab"):
-            self._tab(-1 if key == "shift+tab" else 1)
+            if not self._tab(-1 if key == "shift+tab" else 1) and key == "shift+tab":
+                self.post_message(self.ModeCycleRequested())
         elif self.completions.display:
             if key == "up":
                 self.completions.action_cursor_up()
@@ -315,22 +334,24 @@ class PromptArea(Vertical):
         self.completions.highlighted = 0
         self._show_completions(True)
 
-    def _tab(self, step: int) -> None:
+    def _tab(self, step: int) -> bool:
         """Complete: the highlighted candidate, or (when it is already in the prompt) the
-        next one; a single candidate is accepted. Nothing to complete: nothing happens."""
+        next one; a single candidate is accepted. Nothing to complete: nothing happens
+        (False)."""
         if not self.completions.display:
             self._update_completions(self.input.text)
             if not self.completions.display:
-                return
+                return False
         if len(self._candidates) == 1:
             self._accept_completion()
-            return
+            return True
         index = self.completions.highlighted or 0
         if self.input.text == self._candidates[index].text:
             index = (index + step) % len(self._candidates)
         self.completions.highlighted = index
         self._cycling = True
         self.text = self._candidates[index].text
+        return True
 
     def _accept_completion(self, submit: bool = False) -> bool:
         index = self.completions.highlighted

@@ -27,8 +27,8 @@ MCP_STYLES = {
 
 
 class StatusBar(Widget):
-    """Set `model`, `session`, `state`, `budget_summary`, `mcp` (with `mcp_state`), `cache`
-    (with `cache_state`), `read_only` and `exec_note`; it redraws."""
+    """Set `model`, `session`, `state`, `mode`, `budget_summary`, `mcp` (with `mcp_state`),
+    `cache` (with `cache_state`), `read_only` and `exec_note`; it redraws."""
 
     model: reactive[str] = reactive("")
     session: reactive[str] = reactive("")
@@ -36,6 +36,8 @@ class StatusBar(Widget):
     budget_summary: reactive[str] = reactive("")
     show_budget: reactive[bool] = reactive(False)
     """Shown when the side panes are collapsed (narrow terminals)."""
+    mode: reactive[str] = reactive("")
+    """"plan" in plan mode (a cell beside the state, at every width); "" otherwise."""
     read_only: reactive[bool] = reactive(False)
     """The workspace is not trusted: tools are read-only for the whole run (the notice that
     says so scrolls away; this stays)."""
@@ -68,6 +70,8 @@ class StatusBar(Widget):
             "  ",
             (f"{dot} {self.state}", STATE_STYLES.get(self.state, "")),
         ]
+        if self.mode:
+            parts += ["  ", (f" {self.mode} mode ", "bold reverse $accent")]
         if compact and self.budget_summary:
             parts += ["  ", (self.budget_summary, "$text-muted")]
         if self.mcp:

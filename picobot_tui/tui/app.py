@@ -27,7 +27,15 @@ from textual.worker import Worker, WorkerState
 
 import picobot_tui.styles
 from picobot_tui.run.options import RunError, RunOptions
-from picobot_tui.tui import checkpoint_actions, keys, mcp_wiring, side_panes, toasts
+from picobot_tui.tui import (
+    checkpoint_actions,
+    compact_action,
+    keys,
+    mcp_wiring,
+    plan_actions,
+    side_panes,
+    toasts,
+)
 from picobot_tui.tui.commands import (
     PALETTE_COMMANDS,
     SLASH_COMMANDS,
@@ -36,6 +44,7 @@ from picobot_tui.tui.commands import (
     slash_action,
 )
 from picobot_tui.tui.exit_signals import ExitSignals
+from picobot_tui.tui.hooks_text import hooks_text
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.message_queue import MessageQueue
 from picobot_tui.tui.peek import peek_ui
@@ -64,7 +73,7 @@ if TYPE_CHECKING:
     from picobot_tui.core.approval import ApprovalRequest, Decision, Denied
     from picobot_tui.core.llm.model import ModelClient
     from picobot_tui.run.runtime import Runtime
-    from picobot_tui.tui.checkpoint_host import CheckpointHost
+    from picobot_tui.tui.checkpoint_host import AppHost
     from picobot_tui.tui.router import EventRouter
     from picobot_tui.tui.session_switcher import SessionSwitcher
 
@@ -77,7 +86,13 @@ pass (30-90 ms here); at 0.08 s a key press waited behind them, p95 116 ms while
 tokens/s streamed, 71 ms at 0.15 s (bench #5)."""
 
 
-class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[int]):
+class PicobotApp(
+    toasts.PlainToasts,
+    checkpoint_actions.CheckpointActions,
+    plan_actions.PlanActions,
+    compact_action.CompactAction,
+    App[int],
+):
     """picobot's TUI."""
 
     TITLE = "picobot"
@@ -274,6 +289,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         await self.router.apply(
             AppStarted(self.runtime.loop.model_name, settings.agents.defaults.token_budget)
         )
+        self.set_mode(self.mode)  # `--plan`, or switched while it was starting
         if not trusted:
             self.status.read_only = True
             await self.router.apply(trust.untrusted_notice(self.runtime))
@@ -379,9 +395,9 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
     async def run_turn(self, text: str, user_sent: bool = False) -> None:
         assert self.runtime is not None and self.sessions.session is not None
         events = self.runtime.loop.run_turn(self.sessions.session, text, user_sent=user_sent)
-        await self._consume(events)
+        await self.consume(events)
 
-    async def _consume(self, events: Any) -> None:
+    async def consume(self, events: Any) -> None:
         try:
             async with aclosing(events) as stream:
                 async for event in stream:
@@ -417,7 +433,7 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
                         "start again; the queue follows it.",
                     )
                 )
-        else:
+        elif not self.offer_plan():  # a plan answer asks first (tui/plan_actions.py)
             await self._send_queued()
 
     async def _send_queued(self) -> None:
@@ -542,28 +558,6 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         if not self._starting():
             self.sessions.browse()
 
-    def action_compact(self) -> None:
-        if self.lifecycle.running:
-            self.notify("Wait for the turn to finish (or Esc) before compacting")
-            return
-        session = self.sessions.session
-        if session is None:
-            self.notify("Nothing to compact yet")
-            return
-        self.lifecycle.begin()
-        self.router.state = "compacting"
-        self.run_compact()
-
-    @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_compact(self) -> None:
-        assert self.runtime is not None and self.sessions.session is not None
-        before = self.router.compressions
-        await self._consume(self.runtime.loop.compact(self.sessions.session))
-        if self.router.compressions == before:
-            self.notify("Nothing to compress: the history is already small")
-        if self.lifecycle.outcome is None:
-            await self.router.finish_turn("final")
-
     def action_export(self) -> None:
         self.sessions.export()
 
@@ -593,8 +587,12 @@ class PicobotApp(toasts.PlainToasts, checkpoint_actions.CheckpointActions, App[i
         if not self._starting():
             mcp_wiring.show(self, self.runtime)
 
+    async def action_hooks(self) -> None:
+        if not self._starting() and self.runtime is not None:
+            await self.router.apply(NoticeShown("info", hooks_text(self.runtime.loop.hooks)))
 
-if TYPE_CHECKING:  # mypy checks the app is all the checkpoint actions use of it
 
-    def _is_a_checkpoint_host(app: PicobotApp) -> CheckpointHost:
+if TYPE_CHECKING:  # mypy checks the app is all its mixins use of it
+
+    def _is_an_app_host(app: PicobotApp) -> AppHost:  # and so a CheckpointHost
         return app

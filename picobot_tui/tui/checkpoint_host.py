@@ -12,12 +12,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
+    from textual.screen import Screen
 
+    from picobot_tui.run.options import RunOptions
     from picobot_tui.run.runtime import Runtime
+    from picobot_tui.tui.message_queue import MessageQueue
     from picobot_tui.tui.router import EventRouter
     from picobot_tui.tui.session_switcher import SessionSwitcher
     from picobot_tui.tui.turn_lifecycle import TurnLifecycle
+    from picobot_tui.widgets.conversation import ConversationPane
     from picobot_tui.widgets.prompt import PromptArea
+    from picobot_tui.widgets.status_bar import StatusBar
 
 
 class CheckpointHost(Protocol):
@@ -67,3 +72,24 @@ class CheckpointHost(Protocol):
     def call_after_refresh(
         self, callback: Callable[..., Any], *args: Any, **kwargs: Any
     ) -> bool: ...
+
+
+class AppHost(CheckpointHost, Protocol):
+    """The app as its other mixins see it (tui/plan_actions.py, tui/compact_action.py)."""
+
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def status(self) -> StatusBar: ...
+    @property
+    def conversation(self) -> ConversationPane: ...
+    @property
+    def main_screen(self) -> Screen: ...
+    @property
+    def screen(self) -> Screen: ...
+    @property
+    def queue(self) -> MessageQueue: ...
+
+    async def send(self, text: str, *, user_sent: bool = False) -> None: ...
+    async def consume(self, events: Any) -> None: ...
+    def run_compact(self) -> Any: ...

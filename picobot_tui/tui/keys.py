@@ -35,6 +35,9 @@ DEFAULT_KEYS: dict[str, tuple[str, str, str]] = {
     "interrupt": ("escape", "interrupt_or_rewind", "Interrupt"),
     "interrupt_or_quit": ("ctrl+c", "interrupt_or_quit", ""),
     "quit": ("ctrl+q", "quit", "Quit"),
+    # Shift+Tab, as in the peers (the prompt hands it up when it has nothing to complete);
+    # in a dialog it still moves the focus back (tui/plan_actions.py).
+    "cycle_mode": ("shift+tab", "cycle_mode", ""),
 }
 
 

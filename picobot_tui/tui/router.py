@@ -145,8 +145,9 @@ class EventRouter:
                 self.state = "waiting for approval"
                 self.ring()
             case ToolCallFinished():
-                conv.finish_tool_call(event.id, event.status, event.result, event.duration_ms)
-                self.timeline.finish_call(event.id, event.status, event.duration_ms)
+                status = shown_status(event)
+                conv.finish_tool_call(event.id, status, event.result, event.duration_ms)
+                self.timeline.finish_call(event.id, status, event.duration_ms)
                 self.state = "thinking"
             case UsageUpdated():
                 self.gauge.usage(
@@ -274,3 +275,10 @@ class EventRouter:
 
     def _summary(self) -> None:
         self.status.budget_summary = self.gauge.summary()
+
+
+def shown_status(event: ToolCallFinished) -> str:
+    """The status a finished call shows: "plan" for a call plan mode did not run."""
+    from picobot_tui.core.plan_mode import is_refusal
+
+    return "plan" if event.status == "denied" and is_refusal(event.result) else event.status

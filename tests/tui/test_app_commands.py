@@ -223,7 +223,7 @@ async def test_prompt_newlines_history_and_completion(settings):
         await pilot.press("tab")
         assert prompt.text == "/resume " and not completions.display
         prompt.text = ""
-        await pilot.press("/", "h")
+        await pilot.press("/", "h", "e")  # "/h" is also /hooks
         await pilot.press("enter")  # Enter on a completion without arguments runs it
         await pilot.pause()
         assert "Commands:" in app.conversation.transcript.query_one(Notice).text

@@ -54,3 +54,32 @@ def test_the_trust_prompt_in_a_real_terminal(tmux: Tmux, picobot_home, tmp_path)
     tmux.wait_for(lambda s: "read-only" in s.split("\n", 1)[0], "read-only in the status bar")
     tmux.keys("C-q")
     _wait_file(again)
+
+
+def test_an_untrusted_project_runs_none_of_its_hooks(tmux: Tmux, picobot_home, tmp_path):  # noqa: F811
+    """A project's .picobot/config.json hooks run only when the folder is trusted; the
+    user's own hooks still run (they are the user's). Through the real console script."""
+    project = tmp_path / "project"
+    (project / ".picobot").mkdir(parents=True)
+    theirs, mine = tmp_path / "project-hook-ran", tmp_path / "user-hook-ran"
+    hook = {"UserPromptSubmit": [{"hooks": [{"command": f"touch {shlex.quote(str(theirs))}"}]}]}
+    hook["SessionStart"] = hook["UserPromptSubmit"]
+    (project / ".picobot" / "config.json").write_text(json.dumps({"hooks": hook}))
+    user = {"UserPromptSubmit": [{"hooks": [{"command": f"touch {shlex.quote(str(mine))}"}]}]}
+    (picobot_home / "config.json").write_text(
+        json.dumps(
+            {"agents": {"defaults": {"model": "demo"}}, "ui": {"bell": "never"}, "hooks": user}
+        )
+    )
+    exit_file = tmp_path / "exit"
+    tmux.start_agent(picobot_home, [], then=f"echo $? > {shlex.quote(str(exit_file))}", cwd=project)
+    tmux.wait_for(lambda s: "Trust this folder?" in s, "the trust question")
+    tmux.keys("n")
+    tmux.wait_for(lambda s: "is not trusted" in s, "the read-only notice")
+    tmux.keys("hello", "Enter")
+    _wait_file(mine)  # the user's hook ran for this message...
+    tmux.wait_for(lambda s: "● idle" in s, "the answer")
+    assert not theirs.exists()  # ...and the project's never did
+    tmux.keys("C-q")
+    _wait_file(exit_file)
+    assert exit_file.read_text().strip() == "0"
