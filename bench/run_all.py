@@ -46,6 +46,7 @@ MODULES = {
     "14": "bench.bench_14_checkpoints",  # 14a, 14b, 14c (issue 14)
     "15": "bench.bench_15_warm_server",  # 15a, 15b, 15c, 15e (issue 23)
     "16": "bench.bench_16_caching",  # 16a-16d (issue 24)
+    "17": "bench.bench_17_hooks",  # 17a (issue 27)
 }
 
 
