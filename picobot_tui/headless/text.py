@@ -345,6 +345,11 @@ async def _run(
             collector.outcome = "cancelled"
         if collector.outcome != "final" and not opts.ephemeral:
             kept_note(run.session, sys.stderr)
+        elif opts.plan and collector.outcome == "final" and not opts.ephemeral:
+            sys.stderr.write(
+                "picobot: plan mode: nothing was changed. To carry the plan out: "
+                f'picobot agent -s {short_key(run.session.key)} -m "go ahead"\n'
+            )
         if received:
             code = signal_exit(received)
         elif invalid is not None:

@@ -118,3 +118,25 @@ def test_plan_read_only_refuses_a_file_tool(configured_home: Path) -> None:
     assert res.returncode == 2
     assert "'exec' cannot run in plan mode" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_the_plan_then_go_ahead_as_stderr_says(
+    configured_home: Path, llm_server: OpenAITestServer
+) -> None:
+    ws = configured_home / "workspace"
+    write = tool_call_reply("write_file", {"path": "out.txt", "content": "done\n"})
+    llm_server.script([write, text_reply(plan_fuzz.PLAN)])
+    res = run_cli(configured_home, "agent", "--plan", "--yes", "-m", "plan it")
+    assert (res.returncode, res.stdout) == (0, plan_fuzz.PLAN + "\n"), res.stderr
+    assert not (ws / "out.txt").exists()
+    hint = res.stderr.strip().splitlines()[-1]
+    assert hint.startswith("picobot: plan mode: nothing was changed. To carry the plan out: ")
+    command = hint.split("To carry the plan out: ", 1)[1]
+    assert command.startswith("picobot agent -s ") and command.endswith('-m "go ahead"')
+    session = command.split()[3]
+    llm_server.script([write, text_reply("done")])
+    res = run_cli(configured_home, "agent", "--yes", "-s", session, "-m", "go ahead")
+    assert res.returncode == 0, res.stderr
+    assert (ws / "out.txt").read_text() == "done\n"
+    sent = llm_server.requests[-1].body["messages"]
+    assert any(m["role"] == "assistant" and m.get("content") == plan_fuzz.PLAN for m in sent)
