@@ -1,5 +1,5 @@
 """Plan mode through `picobot acp` and a real ACP client (the SDK's): the session's mode
-`plan` (offered beside `default` and `read-only`), 250 scripted calls that would change
+`plan` (offered beside `default` and `read-only`), 300 scripted calls that would change
 something mixed with reads, a mutating tool of a real MCP server among them, with
 tools.approval `auto` (nothing asks). None of the changing calls runs (each ends `failed`,
 its content says plan mode), every read completes, nothing is asked, and the workspace and
@@ -20,7 +20,7 @@ from tests.support.openai_server import OpenAITestServer, text_reply, tool_call_
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 
-CALLS = 250
+MUTATING = 300
 
 
 async def test_plan_mode_runs_no_changing_call(
@@ -33,7 +33,7 @@ async def test_plan_mode_runs_no_changing_call(
     (configured_home / "config.json").write_text(json.dumps(config))
     ws = plan_fuzz.workspace(configured_home / "workspace")
     checkpoints = configured_home / "data" / "checkpoints"
-    planned = plan_fuzz.calls(9, CALLS, mcp=True)
+    planned = plan_fuzz.calls(9, MUTATING, mcp=True)
     first = tool_call_reply("write_file", {"path": "before.txt", "content": "x\n"})
     llm_server.script([first, text_reply("written"), *plan_fuzz.script(planned)])
     async with spawn_agent(configured_home) as agent:

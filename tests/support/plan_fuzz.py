@@ -69,11 +69,13 @@ def _reading(rng: random.Random, i: int, mcp: bool) -> ToolCall:
     return ToolCall(MCP_READ, {"text": f"peek {i}"})
 
 
-def calls(seed: int, n: int, *, mcp: bool = False, reads: float = 0.25) -> list[ToolCall]:
-    """`n` calls (ids `c<seed>_<i>`), about `reads` of them read-only."""
+def calls(seed: int, mutating: int, *, mcp: bool = False, reads: float = 0.25) -> list[ToolCall]:
+    """`mutating` calls that would change something, with read-only ones mixed in (about
+    `reads` of all); ids `c<seed>_<i>`."""
     rng = random.Random(seed)
-    out = []
-    for i in range(n):
+    out: list[ToolCall] = []
+    while sum(not is_read(c) for c in out) < mutating:
+        i = len(out)
         make = _reading if rng.random() < reads else _mutating
         call = make(rng, i, mcp)
         out.append(ToolCall(call.name, call.args, f"c{seed}_{i}"))

@@ -1,5 +1,6 @@
 """Plan mode in the TUI, through Pilot: `--plan` shows in the status bar and on the prompt
-from the start; 250 scripted calls that would change something, mixed with reads, under
+from the start; 100 scripted calls that would change something, mixed with reads and a real
+MCP server's tools, under
 tools.approval `auto`: none runs (each shows as "plan" in the timeline), every read does, the
 workspace and the shadow git are byte-identical; the plan's choice dialog then carries it
 out (plan mode ends, "go ahead" is sent, the next write runs). Shift+Tab and /plan switch the
@@ -26,8 +27,9 @@ from tests.tui.app_support import (
     wait_for,
     wait_idle,
 )
+from tests.tui.test_mcp_tui import test_server as mcp_test_server
 
-CALLS = 250
+MUTATING = 100
 
 
 def steps(planned: list[plan_fuzz.ToolCall], per_reply: int = 10) -> list[list[object]]:
@@ -51,8 +53,10 @@ def _settings(ws: Path):  # type: ignore[no-untyped-def]
 async def test_plan_mode_runs_no_changing_call_and_carries_the_plan_out(tmp_path: Path) -> None:
     ws = plan_fuzz.workspace(tmp_path / "ws")
     settings = _settings(ws)
+    marker = tmp_path / "mcp"
+    settings.tools.mcp_servers = {"t": mcp_test_server(marker)}  # a real one, over stdio
     checkpoints = settings.home / "data" / "checkpoints"
-    planned = plan_fuzz.calls(11, CALLS)
+    planned = plan_fuzz.calls(11, MUTATING, mcp=True)
     go = tool_call("write_file", {"path": "done.txt", "content": "ok\n"}, call_id="go1")
     first = tool_call("write_file", {"path": "before.txt", "content": "x\n"}, call_id="b1")
     script = [first, text("written"), *steps(planned), text(plan_fuzz.PLAN), go, text("done")]
@@ -84,6 +88,7 @@ async def test_plan_mode_runs_no_changing_call_and_carries_the_plan_out(tmp_path
     assert len(refused) == sum(not plan_fuzz.is_read(c) for c in planned)
     assert all(plan_mode.is_refusal(r) for r in refused)
     assert users == ["write before.txt", "plan it", plan_mode.GO_AHEAD]
+    assert not (marker / "call-echo").exists() and (marker / "call-peek").exists()
     assert (ws / "done.txt").read_text() == "ok\n"
 
 
