@@ -315,8 +315,6 @@ class AgentLoop:
         error: str | None = None
         yield TurnStarted(session=session.key, turn=state.turns, model=self.model_name)
         try:
-            # The time goes with the message, recorded beside the user's words: re-sent the
-            # same in every later call (core/time_line.py), so the cached prefix holds.
             record = functools.partial(self._record, session, state)
             if self.hooks and fresh:
                 resumed = bool(session.messages)
@@ -330,6 +328,8 @@ class AgentLoop:
                     outcome = "error"
                     content = error = fired.reason
                     raise _Refused
+            # The time goes with the message, recorded beside the user's words: re-sent the
+            # same in every later call (core/time_line.py), so the cached prefix holds.
             line = time_line(self.context.now())
             self._record(session, state, {"role": "user", "content": text, TIME_KEY: line})
             if self.hooks and (added := hook_points.context_message("UserPromptSubmit", fired)):
