@@ -32,7 +32,7 @@ def plan_steps(plan: str) -> list[str]:
 
 
 class PlanActions:
-    """Mixed into PicobotApp; `self` is the app (seen as a `CheckpointHost` plus the panes)."""
+    """Mixed into PicobotApp; `self` is the app, seen as an `AppHost` (app.py checks it)."""
 
     def _app(self) -> AppHost:
         return self  # type: ignore[return-value]  # the app; app.py checks it is a host
