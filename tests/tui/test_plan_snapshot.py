@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from textual.pilot import Pilot
 
+from picobot_tui.core.events import BudgetChanged, UsageUpdated
 from picobot_tui.core.llm.scripted import text
 from picobot_tui.run.options import RunOptions
 from tests.support import plan_fuzz
@@ -23,6 +24,10 @@ async def _plan_asked(pilot: Pilot) -> None:
     await until(pilot, lambda: app.ready, "app loaded")
     await type_and_send(pilot, "how would you do it?")
     await until(pilot, lambda: isinstance(app.screen, PlanChoice), "the plan's choice")
+    # The gauge's figures come from the system prompt, which names the (temporary)
+    # workspace: fixed ones, as the scenes use.
+    await app.router.apply(UsageUpdated(3_120, 214, 3_334, None, None))  # type: ignore[attr-defined]
+    await app.router.apply(BudgetChanged(3_334, 128_000, 102_400))  # type: ignore[attr-defined]
     app.sessions.key = SESSION_KEY  # type: ignore[attr-defined]
     app.status.session = SESSION_KEY.removeprefix("cli:")  # type: ignore[attr-defined]
     await settle(pilot)

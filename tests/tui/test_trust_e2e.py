@@ -15,9 +15,11 @@ from tests.tui.test_tui_e2e import Tmux, tmux  # noqa: F401  (the fixture)
 pytestmark = pytest.mark.e2e
 
 
-def _wait_file(path: Path, limit: float = 30) -> None:
+def _wait_file(path: Path, limit: float = 30, *, written: bool = False) -> None:
+    """Until `path` exists (`written`: and holds something; the shell creates an exit
+    file before `echo $?` writes into it)."""
     deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and not path.exists():
+    while time.monotonic() < deadline and not (path.exists() and (not written or path.read_text())):
         time.sleep(0.1)
     assert path.exists(), f"{path} never appeared"
 
@@ -40,7 +42,7 @@ def test_the_trust_prompt_in_a_real_terminal(tmux: Tmux, picobot_home, tmp_path)
     stored = json.loads((picobot_home / "trusted.json").read_text())["workspaces"]
     assert stored == {str(project.resolve()): False}
     tmux.keys("C-q")
-    _wait_file(exit_file)
+    _wait_file(exit_file, written=True)
     assert exit_file.read_text().strip() == "0"
 
     if tmux.alive():
@@ -53,7 +55,7 @@ def test_the_trust_prompt_in_a_real_terminal(tmux: Tmux, picobot_home, tmp_path)
     # point 9).
     tmux.wait_for(lambda s: "read-only" in s.split("\n", 1)[0], "read-only in the status bar")
     tmux.keys("C-q")
-    _wait_file(again)
+    _wait_file(again, written=True)
 
 
 def test_an_untrusted_project_runs_none_of_its_hooks(tmux: Tmux, picobot_home, tmp_path):  # noqa: F811
@@ -81,5 +83,5 @@ def test_an_untrusted_project_runs_none_of_its_hooks(tmux: Tmux, picobot_home, t
     tmux.wait_for(lambda s: "● idle" in s, "the answer")
     assert not theirs.exists()  # ...and the project's never did
     tmux.keys("C-q")
-    _wait_file(exit_file)
+    _wait_file(exit_file, written=True)
     assert exit_file.read_text().strip() == "0"

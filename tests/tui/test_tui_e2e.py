@@ -142,7 +142,8 @@ def test_picobot_agent_in_tmux(server, tmux, picobot_home, tmp_path):
 
     tmux.keys("C-q")
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not exit_file.exists():
+    # The shell creates the file before `echo` writes into it: wait for the line itself.
+    while time.monotonic() < deadline and not (exit_file.exists() and exit_file.read_text()):
         time.sleep(0.1)
     assert exit_file.exists(), "picobot did not exit after Ctrl+Q"
     assert exit_file.read_text().strip() == "0"
