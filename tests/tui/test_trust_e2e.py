@@ -80,7 +80,9 @@ def test_an_untrusted_project_runs_none_of_its_hooks(tmux: Tmux, picobot_home, t
     tmux.wait_for(lambda s: "is not trusted" in s, "the read-only notice")
     tmux.keys("hello", "Enter")
     _wait_file(mine)  # the user's hook ran for this message...
-    tmux.wait_for(lambda s: "● idle" in s, "the answer")
+    # "● idle" alone is on screen before the turn starts: wait for the answer's last line too
+    # (Ctrl+Q while a turn runs asks first, and the exit file would never appear).
+    tmux.wait_for(lambda s: "whole demo" in s and "● idle" in s, "the answer", limit=90)
     assert not theirs.exists()  # ...and the project's never did
     tmux.keys("C-q")
     _wait_file(exit_file, written=True)
