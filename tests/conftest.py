@@ -77,6 +77,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if out is not None:
         out["reliability"] = json.dumps({"ran": dict(fuzz.RAN), "notes": fuzz.NOTES})
         out["protocol_lines"] = protocol_tap.validated
+        out["warm"] = json.dumps(worker_server.tally)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -90,6 +91,8 @@ def pytest_testnodedown(node: object, error: object) -> None:
         fuzz.RAN.update(got["ran"])
         fuzz.NOTES.extend(got["notes"])
     protocol_tap.validated += int(getattr(node, "workeroutput", {}).get("protocol_lines", 0))
+    for key, n in json.loads(getattr(node, "workeroutput", {}).get("warm", "{}")).items():
+        worker_server.tally[key] += int(n)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -103,6 +106,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("reliability: figures")
         for line in fuzz.NOTES:
             terminalreporter.write_line(line)
+    warm = worker_server.tally
+    if warm["starts"]:
+        # A drop in "served" is a slower suite with every test still green: say it.
+        terminalreporter.write_line(
+            f"warm servers: {warm['served']} console-script calls served, "
+            f"{warm['cold_for_env']} routed cold for their environment, "
+            f"{warm['starts']} servers started"
+        )
     if protocol_tap.validated:
         terminalreporter.write_line(
             f"protocol: {protocol_tap.validated} output lines checked against "
@@ -123,6 +134,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _worker_server() -> Iterator[None]:
     """The worker's warm server (tests/support/worker_server.py), stopped when it ends."""
     yield
+    worker_server.tally["served"] = worker_server.served_total()
     if call_record.directory is not None:
         worker_server.record_served(call_record.directory)
     worker_server.stop()

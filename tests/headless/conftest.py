@@ -68,7 +68,7 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     # The worker's warm server, or cold (tests/support/worker_server.py); a test that
     # routes its own call (tests/server) gets the old default, cold, under its extras.
     routed = "PICOBOT_SERVER" in extra or "XDG_RUNTIME_DIR" in extra
-    env.update(dict([NO_SERVER]) if routed else worker_server.call_env())
+    env.update(dict([NO_SERVER]) if routed else worker_server.call_env(env, extra))
     env.update(extra)  # after the defaults: a server test sets PICOBOT_SERVER itself
     return env
 

@@ -7,7 +7,8 @@ client's argv, environment, cwd and fds; tests/server/test_differential.py holds
 paths to byte-identical output. So each worker starts one server by hand, on first use,
 in a runtime dir of its own, and the calls attach to it (`CI=true` with no
 `PICOBOT_SERVER`: attach, never start one). A call whose import environment differs from
-the server's runs cold by itself, as a user's would.
+the server's is routed cold before it reaches the server (which it would otherwise tell to
+exit), and a server that went away is started again (`call_env`).
 
 Cold stays the path of everything listed in `COLD`, every test marked `cold`, and every
 call that sets `PICOBOT_SERVER` or `XDG_RUNTIME_DIR` itself (tests/server). `COLD` holds
@@ -22,8 +23,10 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 COLD = (
@@ -44,6 +47,10 @@ COLD = (
     "tests/headless/test_workspace.py",
 )
 """Paths (relative to the checkout) whose tests always run cold."""
+
+tally = {"served": 0, "cold_for_env": 0, "starts": 0}
+"""This worker's figures, printed at the end of the run (tests/conftest.py): calls its
+servers ran, calls routed cold for their environment, servers started."""
 
 cold_now = True
 """Set per test by tests/conftest.py: whether this test's calls run cold."""
@@ -81,9 +88,10 @@ def _start() -> None:
     global _runtime, _home, _broken
     from tests.headless.conftest import picobot_exe
 
-    # Short, under /tmp: a Unix socket's path must fit in 108 bytes.
-    runtime = tempfile.mkdtemp(prefix="pbw", dir="/tmp")
-    home = tempfile.mkdtemp(prefix="pbw-home")
+    # Short, under /tmp: a Unix socket's path must fit in 108 bytes. A server started again
+    # keeps the dirs (and its log, which holds the gone one's count: served_before_restarts).
+    runtime = _runtime or tempfile.mkdtemp(prefix="pbw", dir="/tmp")
+    home = _home or tempfile.mkdtemp(prefix="pbw-home")
     # 30 idle minutes: a worker's longest stretch of cold tests outlasted 5 (its server
     # idled out at 07:35 in a run on 0f0c903, after 31 calls, and under CI=true no client
     # starts one: the worker's later calls ran cold). A dead worker's server exits after it.
@@ -101,25 +109,61 @@ def _start() -> None:
         print(f"worker server did not start ({res.returncode}): {res.stdout}{res.stderr}")
         return
     _runtime, _home = runtime, home
+    tally["starts"] += 1
 
 
-def call_env() -> dict[str, str]:
-    """The variables that route this test's console-script call: to the worker's server,
-    or cold."""
+def call_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The variables that route a console-script call (its environment: `base`, these,
+    then the test's `extra`): to the worker's server, or cold.
+
+    A call whose imports would read other values than the server's did (a test's own HOME,
+    NO_COLOR, ...) goes cold here rather than to the server: there it would tell the server
+    it is stale, the server would exit, and under `CI=true` no call starts another (the
+    sandbox tests' HOME did that after a worker's 13th call, and the rest of its ~150 warm
+    calls ran cold: the suite's 10 min became 30). A server gone all the same (idle, or
+    stale after a reinstall) is started again."""
     if cold_now or _broken:
         return {"PICOBOT_SERVER": "0"}
-    if _runtime is None:
-        _start()
-        if _runtime is None:
+    if _runtime is None or not _listening(_runtime):
+        _start()  # first use, or the server is gone: again
+        if _runtime is None or _broken:
             return {"PICOBOT_SERVER": "0"}
-    return {"CI": "true", "XDG_RUNTIME_DIR": _runtime}
+    warm = {"CI": "true", "XDG_RUNTIME_DIR": _runtime}
+    if not _imports_match(_runtime, {**base, **warm, **extra}):
+        tally["cold_for_env"] += 1
+        return {"PICOBOT_SERVER": "0"}
+    return warm
 
 
-def record_served(directory: Path) -> None:
-    """Write how many calls this worker's server ran (`served` in its status) beside the
-    call records: a warm run whose calls all fell back to cold would compare equal."""
-    served = 0
-    if _runtime is not None and _home is not None:
+def _listening(runtime: str) -> bool:
+    """A server's socket is there (a server removes its own when it exits)."""
+    return any(Path(runtime, "picobot").glob("server-*.sock"))
+
+
+def _imports_match(runtime: str, env: Mapping[str, str]) -> bool:
+    """Whether `env` holds the values the server's imports read (the names and their
+    digest come in the hello every connection gets; closing after it costs the server
+    nothing: a connection with no request is dropped). The client makes the same check."""
+    from picobot_tui.warm import stamp, wire
+
+    for sock_path in Path(runtime, "picobot").glob("server-*.sock"):
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.settimeout(60)
+                sock.connect(str(sock_path))
+                hello = wire.recv(sock)
+        except (OSError, wire.WireError):
+            return True  # let the call find out, as a user's would
+        names = [str(n) for n in hello.get("env_names", [])]
+        return bool(hello.get("env") == stamp.env_digest(names, env))
+    return True
+
+
+def served_total() -> int:
+    """Calls this worker's servers ran: the gone ones' counts and the running one's
+    (`served` in its status)."""
+    served = served_before_restarts()
+    if _runtime is not None and _home is not None and _listening(_runtime):
         from tests.headless.conftest import picobot_exe
 
         res = subprocess.run(
@@ -131,10 +175,25 @@ def record_served(directory: Path) -> None:
             timeout=120,
         )
         found = re.search(r"^calls\s+(\d+) served", res.stdout, re.M)
-        served = int(found.group(1)) if found else 0
+        served += int(found.group(1)) if found else 0
+    return served
+
+
+def record_served(directory: Path) -> None:
+    """Write how many calls this worker's servers ran beside the call records: a warm run
+    whose calls all fell back to cold would compare equal."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     directory.mkdir(parents=True, exist_ok=True)
-    Path(directory, f"served-{worker}.json").write_text(json.dumps({"served": served}))
+    Path(directory, f"served-{worker}.json").write_text(json.dumps({"served": tally["served"]}))
+
+
+def served_before_restarts() -> int:
+    """Calls served by this worker's earlier servers (each logs its count as it exits)."""
+    if _home is None:
+        return 0
+    log = Path(_home, "data", "logs", "server.log")
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return sum(int(n) for n in re.findall(r"exit after (\d+) calls", text))
 
 
 def stop() -> None:
