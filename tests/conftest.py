@@ -78,6 +78,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         out["reliability"] = json.dumps({"ran": dict(fuzz.RAN), "notes": fuzz.NOTES})
         out["protocol_lines"] = protocol_tap.validated
         out["warm"] = json.dumps(worker_server.tally)
+        out["warm_names"] = json.dumps(worker_server.cold_names)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -93,6 +94,8 @@ def pytest_testnodedown(node: object, error: object) -> None:
     protocol_tap.validated += int(getattr(node, "workeroutput", {}).get("protocol_lines", 0))
     for key, n in json.loads(getattr(node, "workeroutput", {}).get("warm", "{}")).items():
         worker_server.tally[key] += int(n)
+    for key, n in json.loads(getattr(node, "workeroutput", {}).get("warm_names", "{}")).items():
+        worker_server.cold_names[key] = worker_server.cold_names.get(key, 0) + int(n)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -111,7 +114,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         # A drop in "served" is a slower suite with every test still green: say it.
         terminalreporter.write_line(
             f"warm servers: {warm['served']} console-script calls served, "
-            f"{warm['cold_for_env']} routed cold for their environment, "
+            f"{warm['cold_for_env']} routed cold for their environment "
+            f"({', '.join(f'{k} {n}' for k, n in sorted(worker_server.cold_names.items()))}), "
             f"{warm['starts']} servers started"
         )
     if protocol_tap.validated:

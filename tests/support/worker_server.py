@@ -52,6 +52,9 @@ tally = {"served": 0, "cold_for_env": 0, "starts": 0}
 """This worker's figures, printed at the end of the run (tests/conftest.py): calls its
 servers ran, calls routed cold for their environment, servers started."""
 
+cold_names: dict[str, int] = {}
+"""The variables that sent calls cold, with how many calls each (for the same line)."""
+
 cold_now = True
 """Set per test by tests/conftest.py: whether this test's calls run cold."""
 
@@ -68,10 +71,16 @@ def is_cold(nodeid: str, marked: bool) -> bool:
     return marked or not enabled() or nodeid.startswith(COLD)
 
 
+_SESSION_ENV = dict(os.environ)
+"""The worker's environment before any test changed it: a server started from inside a
+test that set its own HOME or NO_COLOR (monkeypatch) would have been imported under them,
+and every later call that did not set them would have gone cold (CI run on bd51a45)."""
+
+
 def _base_env(home: str, runtime: str) -> dict[str, str]:
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in _SESSION_ENV.items()
         if not k.startswith("PICOBOT_") and not k.endswith("_API_KEY")
     }
     env.update(
@@ -129,8 +138,11 @@ def call_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str
         if _runtime is None or _broken:
             return {"PICOBOT_SERVER": "0"}
     warm = {"CI": "true", "XDG_RUNTIME_DIR": _runtime}
-    if not _imports_match(_runtime, {**base, **warm, **extra}):
+    names = _imports_differ(_runtime, {**base, **warm, **extra})
+    if names is not None:
         tally["cold_for_env"] += 1
+        for name in names:
+            cold_names[name] = cold_names.get(name, 0) + 1
         return {"PICOBOT_SERVER": "0"}
     return warm
 
@@ -140,10 +152,11 @@ def _listening(runtime: str) -> bool:
     return any(Path(runtime, "picobot").glob("server-*.sock"))
 
 
-def _imports_match(runtime: str, env: Mapping[str, str]) -> bool:
-    """Whether `env` holds the values the server's imports read (the names and their
-    digest come in the hello every connection gets; closing after it costs the server
-    nothing: a connection with no request is dropped). The client makes the same check."""
+def _imports_differ(runtime: str, env: Mapping[str, str]) -> list[str] | None:
+    """None when `env` holds the values the server's imports read, else the names whose
+    values differ from the server's (the names and their digest come in the hello every
+    connection gets; closing after it costs the server nothing: a connection with no
+    request is dropped). The client makes the same check."""
     from picobot_tui.warm import stamp, wire
 
     for sock_path in Path(runtime, "picobot").glob("server-*.sock"):
@@ -153,10 +166,13 @@ def _imports_match(runtime: str, env: Mapping[str, str]) -> bool:
                 sock.connect(str(sock_path))
                 hello = wire.recv(sock)
         except (OSError, wire.WireError):
-            return True  # let the call find out, as a user's would
+            return None  # let the call find out, as a user's would
         names = [str(n) for n in hello.get("env_names", [])]
-        return bool(hello.get("env") == stamp.env_digest(names, env))
-    return True
+        if hello.get("env") == stamp.env_digest(names, env):
+            return None
+        server = _base_env(str(_home), runtime)
+        return sorted(n for n in names if env.get(n) != server.get(n))
+    return None
 
 
 def served_total() -> int:
