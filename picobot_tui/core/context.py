@@ -25,7 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from picobot_tui.core import instructions
 from picobot_tui.core.context_files import ConfinedReader
 from picobot_tui.core.events import Notice
 from picobot_tui.core.secrets import Scrubber
@@ -147,6 +149,21 @@ class ContextBuilder:
         """What the last build left out: workspace-relative name -> why."""
         self._logged: set[tuple[str, str]] = set()
         self._noticed: dict[str, set[tuple[str, str]]] = {}
+        self._nested: dict[str, instructions.Nested] = {}
+
+    def nested(self, session_key: str, history: list[dict[str, Any]]) -> instructions.Nested | None:
+        """The session's instruction files below the workspace, handed over with file tool
+        results (core/instructions.py); None for an untrusted workspace. A resumed session
+        knows the ones its history already carries."""
+        if not self.workspace_files:
+            return None
+        found = self._nested.get(session_key)
+        if found is None or found.workspace != self.workspace:
+            reader = self._readers()[1]
+            assert reader is not None  # workspace_files
+            found = self._nested[session_key] = instructions.Nested(self.workspace, reader)
+            found.learn(history)
+        return found
 
     def notices(self, session_key: str) -> list[Notice]:
         """A Notice for each file the last build left out, once per file per session."""
@@ -210,7 +227,8 @@ class ContextBuilder:
         if reader is None:
             skills = self._skills(user, None)
             return "\n\n".join([*parts, skills] if skills else parts)
-        for name in TEMPLATE_FILES:
+        parts.extend(self._instructions(reader))
+        for name in TEMPLATE_FILES[1:]:  # AGENTS.md came with the instructions
             read = reader.read(ws / name, TEMPLATE_MAX_CHARS)
             text = template_text(read[0]) if read is not None else None
             if text is not None:
@@ -227,6 +245,30 @@ class ContextBuilder:
         if skills:
             parts.append(skills)
         return "\n\n".join(parts)
+
+    def _instructions(self, reader: ConfinedReader) -> list[str]:
+        """The instruction files from the repository root down to the workspace, outermost
+        first (core/instructions.py). Those above the workspace are confined to the
+        repository, the workspace's own to the workspace, as every project file."""
+        root = instructions.repo_root(self.workspace)
+        above = ConfinedReader(root, self.scrub, private=reader.private)
+        out = []
+        mine = self.user_dir.expanduser().resolve() if self.user_dir is not None else None
+        for folder in instructions.folders_down(root, self.workspace):
+            at_workspace = folder == reader.root
+            if folder == mine and not at_workspace:
+                continue  # ~/.picobot's own templates are the user's, read above
+            found = instructions.pick(reader if at_workspace else above, folder)
+            text = template_text(found[1]) if found is not None else None
+            if found is None or text is None:
+                continue
+            if at_workspace:
+                out.append(f"# {found[0].name}\n{text}")
+            else:
+                where = str(found[0].relative_to(root))
+                out.append(f"# {found[0].name} (from the repository: {where})\n{text}")
+        reader.skipped.update(above.skipped)
+        return out
 
     def _kb(self, reader: ConfinedReader) -> str:
         notes = reader.notes(self.workspace / "kb", {".md", ".txt"})

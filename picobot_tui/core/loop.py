@@ -563,6 +563,7 @@ class AgentLoop:
                     session_key=session.key,
                     hooks=self.hooks,
                     session=session,
+                    nested=self.context.nested(session.key, state.history),
                 )
                 async for event in tool_events:
                     if isinstance(event, ToolCallStarted):

@@ -29,6 +29,7 @@ from picobot_tui.core.turn_state import SessionState, TurnState
 
 if TYPE_CHECKING:
     from picobot_tui.core.hooks.fire import Hooks
+    from picobot_tui.core.instructions import Nested
     from picobot_tui.core.sessions import Session
 
 # The loop's logger: these lines belong to the turn's log.
@@ -48,6 +49,7 @@ async def run_tool(
     session_key: str | None = None,
     hooks: Hooks | None = None,
     session: Session | None = None,
+    nested: Nested | None = None,
 ) -> AsyncIterator[Event]:
     """Run one call the model asked for; yields ToolCallStarted, an ApprovalRequested when
     the user is asked, then ToolCallFinished. `record` appends the result to the session.
@@ -55,7 +57,8 @@ async def run_tool(
 
     The order: the secret refusal, plan mode, the PreToolUse hooks, the approval policy,
     the tool (in the sandbox), the PostToolUse hooks. A call refused at one step never
-    reaches the next: a hook's block is never put to the user."""
+    reaches the next: a hook's block is never put to the user. With `nested`, a file tool's
+    result carries the instruction files of the folders it reached (core/instructions.py)."""
     fn = call["function"]
     call_id, name, raw = call["id"], fn["name"], fn.get("arguments") or ""
     t0 = turn.call_t0[call_id] = time.monotonic()
@@ -139,6 +142,8 @@ async def run_tool(
                     yield Notice("checkpoints", note)
             else:
                 result = await tools.execute(name, args)
+            if nested is not None and result.ok:
+                result = _with_nested(nested, tools, name, args, result)
             if hooks:
                 async for event in _post_hooks(hooks, session, name, args, call_id, result):
                     if isinstance(event, ToolResult):
@@ -202,3 +207,19 @@ async def _post_hooks(
     said += [f"PostToolUse hook: {c}" for c in fired.context]
     if said:
         yield replace(result, content="\n\n".join([result.content, *said]))
+
+
+NESTED_TOOLS = {"read_file": False, "write_file": False, "edit_file": False, "list_dir": True}
+"""The built-in tools whose `path` can reach a folder with instructions of its own (True:
+the path is a folder)."""
+
+
+def _with_nested(
+    nested: Nested, tools: ToolRegistry, name: str, args: dict[str, Any], result: ToolResult
+) -> ToolResult:
+    """`result`, with the instruction files its call reached for the first time appended."""
+    if name not in NESTED_TOOLS or not isinstance(args.get("path"), str):
+        return result
+    target = tools.ctx.workspace / args["path"]
+    extra = nested.for_path(target, is_dir=NESTED_TOOLS[name])
+    return replace(result, content=f"{result.content}\n\n{extra}") if extra else result
