@@ -395,6 +395,25 @@ def schema() -> None:
 
 
 @app.command()
+def context(
+    workspace: Annotated[
+        Path | None, typer.Option(help="The workspace (default: as `agent` finds it).")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="A session id or `latest`.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
+    """What the next call would send: prompt files, tools, conversation; tokens vs the budget."""
+    from picobot_tui.headless.context_command import run_context
+    from picobot_tui.headless.mcp_app import run_or_fail
+    from picobot_tui.run.options import RunOptions
+
+    opts = RunOptions(workspace=workspace, session=session)
+    run_or_fail(lambda: run_context(opts, as_json=json_out))
+
+
+@app.command()
 def doctor() -> None:
     """Check the config, key, workspace, sandbox, permissions and terminal (exit 1 if broken)."""
     from picobot_tui.doctor import run_doctor

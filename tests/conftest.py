@@ -110,12 +110,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for line in fuzz.NOTES:
             terminalreporter.write_line(line)
     warm = worker_server.tally
+    names = ", ".join(f"{k} {n}" for k, n in sorted(worker_server.cold_names.items()))
     if warm["starts"]:
         # A drop in "served" is a slower suite with every test still green: say it.
         terminalreporter.write_line(
             f"warm servers: {warm['served']} console-script calls served, "
-            f"{warm['cold_for_env']} routed cold for their environment "
-            f"({', '.join(f'{k} {n}' for k, n in sorted(worker_server.cold_names.items()))}), "
+            f"{warm['cold_for_env']} routed cold for their environment"
+            f"{names and f' ({names})'}, "
             f"{warm['starts']} servers started"
         )
     if protocol_tap.validated:

@@ -75,6 +75,17 @@ IDENTITY = (
 
 
 @dataclass(frozen=True)
+class Section:
+    """One part of the system prompt, for `/context`: what it is (a file name, `kb/`,
+    `skills`, or a built-in part), where it comes from, the bytes read for it, its text."""
+
+    name: str
+    source: str
+    size: int
+    text: str
+
+
+@dataclass(frozen=True)
 class Skill:
     name: str
     description: str
@@ -150,6 +161,8 @@ class ContextBuilder:
         self._logged: set[tuple[str, str]] = set()
         self._noticed: dict[str, set[tuple[str, str]]] = {}
         self._nested: dict[str, instructions.Nested] = {}
+        self.sections: list[Section] = []
+        """What the last build put in the prompt, part by part (`/context`)."""
 
     def nested(self, session_key: str, history: list[dict[str, Any]]) -> instructions.Nested | None:
         """The session's instruction files below the workspace, handed over with file tool
@@ -208,45 +221,48 @@ class ContextBuilder:
 
     def _build(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> str:
         ws = self.workspace
-        parts = [f"# Identity\n{IDENTITY}"]
+        parts: list[Section] = [Section("identity", "", 0, f"# Identity\n{IDENTITY}")]
         # The date only: the prompt stays byte-identical all day, so providers' prompt
         # caching holds; the time of day goes with the latest message (core/time_line.py).
-        parts.append(f"# Date\n{self.now():%Y-%m-%d (%A)}")
+        parts.append(Section("date", "", 0, f"# Date\n{self.now():%Y-%m-%d (%A)}"))
         ws_text = f"# Workspace\nYour workspace is {ws}. Relative paths resolve there."
         if self.tool_names:
             ws_text += f"\nTools: {', '.join(self.tool_names)}."
         if not self.workspace_files:
             ws_text += f"\n{UNTRUSTED}"
-        parts.append(ws_text)
+        parts.append(Section("workspace", str(ws), 0, ws_text))
         if user is not None:
             for name in TEMPLATE_FILES:
                 read = user.read(user.workspace / name, TEMPLATE_MAX_CHARS)
                 text = template_text(read[0]) if read is not None else None
-                if text is not None:
-                    parts.append(f"# {name} (yours, from {user.workspace})\n{text}")
-        if reader is None:
-            skills = self._skills(user, None)
-            return "\n\n".join([*parts, skills] if skills else parts)
-        parts.extend(self._instructions(reader))
-        for name in TEMPLATE_FILES[1:]:  # AGENTS.md came with the instructions
-            read = reader.read(ws / name, TEMPLATE_MAX_CHARS)
-            text = template_text(read[0]) if read is not None else None
-            if text is not None:
-                parts.append(f"# {name}\n{text}")
-        kb = self._kb(reader)
-        if kb:
-            parts.append(kb)
-        todo = reader.read(ws / "TODO.md", TODO_MAX_CHARS)
-        if todo is not None:
-            parts.append(
-                "# TODO\nYour checklist (update it with the `todo` tool):\n" + todo[0].strip()
-            )
+                if read is not None and text is not None:
+                    title = f"# {name} (yours, from {user.workspace})"
+                    parts.append(
+                        Section(name, str(user.workspace / name), read[1], f"{title}\n{text}")
+                    )
+        if reader is not None:
+            parts.extend(self._instructions(reader))
+            for name in TEMPLATE_FILES[1:]:  # AGENTS.md came with the instructions
+                read = reader.read(ws / name, TEMPLATE_MAX_CHARS)
+                text = template_text(read[0]) if read is not None else None
+                if read is not None and text is not None:
+                    parts.append(Section(name, str(ws / name), read[1], f"# {name}\n{text}"))
+            kb = self._kb(reader)
+            if kb is not None:
+                parts.append(kb)
+            todo = reader.read(ws / "TODO.md", TODO_MAX_CHARS)
+            if todo is not None:
+                head = "# TODO\nYour checklist (update it with the `todo` tool):\n"
+                parts.append(
+                    Section("TODO.md", str(ws / "TODO.md"), todo[1], head + todo[0].strip())
+                )
         skills = self._skills(user, reader)
-        if skills:
+        if skills is not None:
             parts.append(skills)
-        return "\n\n".join(parts)
+        self.sections = parts
+        return "\n\n".join(p.text for p in parts)
 
-    def _instructions(self, reader: ConfinedReader) -> list[str]:
+    def _instructions(self, reader: ConfinedReader) -> list[Section]:
         """The instruction files from the repository root down to the workspace, outermost
         first (core/instructions.py). Those above the workspace are confined to the
         repository, the workspace's own to the workspace, as every project file."""
@@ -259,25 +275,27 @@ class ContextBuilder:
             if folder == mine and not at_workspace:
                 continue  # ~/.picobot's own templates are the user's, read above
             found = instructions.pick(reader if at_workspace else above, folder)
-            text = template_text(found[1]) if found is not None else None
+            text = template_text(found.text) if found is not None else None
             if found is None or text is None:
                 continue
             if at_workspace:
-                out.append(f"# {found[0].name}\n{text}")
+                title = f"# {found.path.name}"
             else:
-                where = str(found[0].relative_to(root))
-                out.append(f"# {found[0].name} (from the repository: {where})\n{text}")
+                title = f"# {found.path.name} (from the repository: {found.path.relative_to(root)})"
+            parts = Section(found.path.name, str(found.path), found.size, f"{title}\n{text}")
+            out.append(parts)
         reader.skipped.update(above.skipped)
         return out
 
-    def _kb(self, reader: ConfinedReader) -> str:
+    def _kb(self, reader: ConfinedReader) -> Section | None:
         notes = reader.notes(self.workspace / "kb", {".md", ".txt"})
-        included, listed, used = [], [], 0
+        included, listed, used, total = [], [], 0, 0
         for note in notes:
             read = reader.read(note, KB_MAX_CHARS)
             if read is None:
                 continue
             text, size = read
+            total += size
             rel = note.relative_to(self.workspace)
             if used + len(text) <= KB_MAX_CHARS:
                 included.append(f"## {rel}\n{text.strip()}")
@@ -285,13 +303,13 @@ class ContextBuilder:
             else:
                 listed.append(f"- {rel} ({size} bytes)")
         if not included and not listed:
-            return ""
+            return None
         out = "# Knowledge base\n" + "\n\n".join(included)
         if listed:
             out += "\n\nMore notes (read them with read_file when relevant):\n" + "\n".join(listed)
-        return out
+        return Section("kb/", str(self.workspace / "kb"), total, out)
 
-    def _skills(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> str:
+    def _skills(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> Section | None:
         project = load_skills(self.workspace, reader) if reader is not None else []
         names = {s.name for s in project}
         # The user's skills go in whole: read_file may not reach outside the workspace.
@@ -302,7 +320,7 @@ class ContextBuilder:
         ]
         skills = mine + project
         if not skills:
-            return ""
+            return None
         always = [s for s in skills if s.always]
         other = [s for s in skills if not s.always]
         out = ["# Skills"]
@@ -313,4 +331,6 @@ class ContextBuilder:
             out.extend(
                 f"- {s.name}: {s.description} ({s.path.relative_to(self.workspace)})" for s in other
             )
-        return "\n".join(out)
+        listed = ", ".join(s.name for s in skills)
+        size = sum(len(s.body.encode()) for s in skills)
+        return Section("skills", listed, size, "\n".join(out))

@@ -22,6 +22,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from picobot_tui.core.context_files import ConfinedReader
 
@@ -53,14 +54,20 @@ def folders_down(root: Path, workspace: Path) -> list[Path]:
     return out
 
 
-def pick(reader: ConfinedReader, folder: Path) -> tuple[Path, str] | None:
-    """The folder's instruction file and its text (the first of `NAMES` that may be read),
-    or None."""
+class Found(NamedTuple):
+    path: Path
+    text: str
+    size: int
+
+
+def pick(reader: ConfinedReader, folder: Path) -> Found | None:
+    """The folder's instruction file, its text and size (the first of `NAMES` that may be
+    read), or None."""
     for name in NAMES:
         path = folder / name
         read = reader.read(path, MAX_CHARS)
         if read is not None:
-            return path, read[0]
+            return Found(path, read[0], read[1])
     return None
 
 
@@ -107,7 +114,7 @@ class Nested:
             found = pick(self.reader, folder)
             if found is None:
                 continue
-            path, text = found
+            path, text, _ = found
             name = str(path.relative_to(ws))
             if name in self.seen:
                 continue

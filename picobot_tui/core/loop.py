@@ -114,7 +114,7 @@ class AgentLoop:
         self.hooks: Hooks | None = None
         """The configured hooks (core/hooks): run/runtime.py sets them."""
         # One calibration for every session: the ratio belongs to the provider and the text.
-        self._estimator = budget_mod.TokenEstimator()
+        self.estimator = budget_mod.TokenEstimator()  # shared by the sessions: one provider
 
     # -- session state -----------------------------------------------------------------
     def _state(self, session: Session) -> SessionState:
@@ -127,7 +127,7 @@ class AgentLoop:
             window = budget_mod.bound_window(
                 compaction.stored_context(repaired), limit, step=budget_mod.window_step(limit)
             )
-            state = SessionState(history=window.messages, estimator=self._estimator)
+            state = SessionState(history=window.messages, estimator=self.estimator)
             state.skipped = window.skipped
             state.call_ids = {
                 c.get("id", "") for m in session.messages for c in m.get("tool_calls") or ()

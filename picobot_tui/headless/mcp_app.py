@@ -19,7 +19,8 @@ _WORKSPACE = "The workspace: a stdio server's working directory unless its `cwd`
 _LOGS = "Show runtime logs and the servers' stderr on stderr."
 
 
-def _run(run: Callable[[], int]) -> NoReturn:
+def run_or_fail(run: Callable[[], int]) -> NoReturn:
+    """Exit with `run`'s code, or print a RunError's message and exit with its code."""
     from picobot_tui.run.options import RunError
 
     try:
@@ -39,7 +40,7 @@ def mcp_list(
     from picobot_tui.headless.mcp_commands import run_list
     from picobot_tui.run.options import RunOptions
 
-    _run(lambda: run_list(RunOptions(workspace=workspace, logs=logs)))
+    run_or_fail(lambda: run_list(RunOptions(workspace=workspace, logs=logs)))
 
 
 @mcp_app.command("call")
@@ -57,4 +58,4 @@ def mcp_call(
     from picobot_tui.run.options import RunOptions
 
     opts = RunOptions(workspace=workspace, logs=logs)
-    _run(lambda: run_call(opts, server, tool, args))
+    run_or_fail(lambda: run_call(opts, server, tool, args))

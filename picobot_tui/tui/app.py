@@ -30,6 +30,7 @@ from picobot_tui.run.options import RunError, RunOptions
 from picobot_tui.tui import (
     checkpoint_actions,
     compact_action,
+    context_actions,
     keys,
     mcp_wiring,
     plan_actions,
@@ -44,7 +45,6 @@ from picobot_tui.tui.commands import (
     slash_action,
 )
 from picobot_tui.tui.exit_signals import ExitSignals
-from picobot_tui.tui.hooks_text import hooks_text
 from picobot_tui.tui.idle_gc import IdleCollector
 from picobot_tui.tui.message_queue import MessageQueue
 from picobot_tui.tui.peek import peek_ui
@@ -91,6 +91,7 @@ class PicobotApp(
     checkpoint_actions.CheckpointActions,
     plan_actions.PlanActions,
     compact_action.CompactAction,
+    context_actions.ContextActions,
     App[int],
 ):
     """picobot's TUI."""
@@ -586,10 +587,6 @@ class PicobotApp(
     def action_mcp(self) -> None:
         if not self._starting():
             mcp_wiring.show(self, self.runtime)
-
-    async def action_hooks(self) -> None:
-        if not self._starting() and self.runtime is not None:
-            await self.router.apply(NoticeShown("info", hooks_text(self.runtime.loop.hooks)))
 
 
 if TYPE_CHECKING:  # mypy checks the app is all its mixins use of it
