@@ -55,7 +55,8 @@ class TrustScreen(ModalScreen[bool]):
             yield Static(
                 Content(
                     "picobot works in the folder it was started in. In a folder you trust, its "
-                    "AGENTS.md, skills, kb/ and TODO.md go into the prompt, and the agent may "
+                    "AGENTS.md (and those above it up to the git root), skills, commands, kb/ "
+                    "and TODO.md are read, and the agent may "
                     "change files and run commands (asking you first). Otherwise the agent only "
                     "reads: its files stay out of the prompt and every change is refused.\n"
                     "Your answer is remembered for this folder; --workspace DIR never asks."

@@ -1,11 +1,13 @@
 """The system prompt: identity, date, workspace, templates, KB notes, TODO list and skills.
 
 After the identity, date and workspace: the user's own templates from `~/.picobot`
-(AGENTS.md, SOUL.md, USER.md, TOOLS.md); the project's (the same names in the workspace);
-the project's kb/ and TODO.md; then the skills, the user's from `~/.picobot/skills` (whole:
-read_file cannot reach outside the workspace) and the project's, which replace a user skill
-of the same name. The project's own word comes after the user's defaults. An untrusted
-workspace (`workspace_files = False`) gives only the user's files.
+(AGENTS.md, SOUL.md, USER.md, TOOLS.md); the project's instruction files from the
+repository root down (core/instructions.py) and its other templates; the project's kb/ and
+TODO.md; then the skills by name and description (core/skills.py: the model loads one with
+the `skill` tool), the user's and the project's, which replace a user skill of the same
+name. The project's own word comes after the user's defaults. An untrusted workspace
+(`workspace_files = False`) gives only the user's files. `commands()` gives the custom
+commands and skills the user runs as `/name` (core/custom_commands.py).
 
 A template's HTML comments (`<!-- … -->`: placeholders, notes to the user) are not sent, nor
 is text an older onboard wrote that is no longer true (`RETIRED_TEMPLATE_TEXT`); a template
@@ -29,8 +31,18 @@ from typing import Any
 
 from picobot_tui.core import instructions
 from picobot_tui.core.context_files import ConfinedReader
+from picobot_tui.core.custom_commands import RESERVED, Catalog, load_catalog
 from picobot_tui.core.events import Notice
 from picobot_tui.core.secrets import Scrubber
+from picobot_tui.core.skills import (  # noqa: F401  (re-exported: the public names)
+    SKILL_MAX_CHARS,
+    USER_FOLDERS,
+    Skill,
+    load_skills,
+    merged,
+    parse_frontmatter,
+    prompt_section,
+)
 
 log = logging.getLogger("picobot.context")
 
@@ -38,7 +50,6 @@ TEMPLATE_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 KB_MAX_CHARS = 12_000
 TEMPLATE_MAX_CHARS = 8_000
 TODO_MAX_CHARS = 4_000
-SKILL_MAX_CHARS = 50_000
 PRIVATE_USER_FILES = ("config.json", "sessions", "data", "exports", "trusted.json")
 """What `~/.picobot` holds besides templates: never read into the prompt."""
 UNTRUSTED = (
@@ -83,57 +94,6 @@ class Section:
     source: str
     size: int
     text: str
-
-
-@dataclass(frozen=True)
-class Skill:
-    name: str
-    description: str
-    always: bool
-    path: Path
-    body: str
-
-
-def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """Split `---`-fenced `key: value` frontmatter from a document.
-
-    Hand-written on purpose: SKILL.md frontmatter is flat key/value pairs, and a YAML
-    dependency for three keys is not worth its import time.
-    """
-    if not text.startswith("---"):
-        return {}, text
-    lines = text.splitlines()
-    meta: dict[str, str] = {}
-    for i, line in enumerate(lines[1:], 1):
-        if line.strip() == "---":
-            return meta, "\n".join(lines[i + 1 :]).lstrip("\n")
-        key, sep, value = line.partition(":")
-        if sep:
-            meta[key.strip().lower()] = value.strip().strip("'\"")
-    return {}, text
-
-
-def load_skills(workspace: Path, reader: ConfinedReader | None = None) -> list[Skill]:
-    reader = reader or ConfinedReader(workspace, Scrubber())
-    skills: list[Skill] = []
-    root = workspace / "skills"
-    if reader.inside(root) is None or not root.is_dir():
-        return skills
-    for skill_md in sorted(root.glob("*/SKILL.md")):
-        read = reader.read(skill_md, SKILL_MAX_CHARS)
-        if read is None:
-            continue
-        meta, body = parse_frontmatter(read[0])
-        skills.append(
-            Skill(
-                name=meta.get("name") or skill_md.parent.name,
-                description=meta.get("description", ""),
-                always=meta.get("always", "").lower() in {"true", "yes", "1"},
-                path=skill_md,
-                body=body,
-            )
-        )
-    return skills
 
 
 class ContextBuilder:
@@ -309,28 +269,32 @@ class ContextBuilder:
             out += "\n\nMore notes (read them with read_file when relevant):\n" + "\n".join(listed)
         return Section("kb/", str(self.workspace / "kb"), total, out)
 
-    def _skills(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> Section | None:
+    def commands(self) -> Catalog:
+        """The custom commands and the skills the user may run as `/name`, as on disk now
+        (the project's only when trusted)."""
+        user, project = self._readers()
+        if user is None and self.user_dir is not None:  # the workspace is ~/.picobot itself
+            user = project
+        skills = self._load_skills(user, project)
+        return load_catalog(user=user, project=project, skills=skills, builtins=RESERVED)
+
+    def skills(self) -> list[Skill]:
+        """The skills as they are on disk now: the user's and (trusted) the project's."""
+        user, project = self._readers()
+        return self._load_skills(user, project)
+
+    def _load_skills(
+        self, user: ConfinedReader | None, reader: ConfinedReader | None
+    ) -> list[Skill]:
         project = load_skills(self.workspace, reader) if reader is not None else []
-        names = {s.name for s in project}
-        # The user's skills go in whole: read_file may not reach outside the workspace.
-        mine = [
-            Skill(s.name, s.description, True, s.path, s.body)
-            for s in (load_skills(user.workspace, user) if user is not None else [])
-            if s.name not in names
-        ]
-        skills = mine + project
-        if not skills:
+        mine = load_skills(user.workspace, user, USER_FOLDERS) if user is not None else []
+        return merged(mine, project)
+
+    def _skills(self, user: ConfinedReader | None, reader: ConfinedReader | None) -> Section | None:
+        skills = self._load_skills(user, reader)
+        text = prompt_section(skills)
+        if not text:
             return None
-        always = [s for s in skills if s.always]
-        other = [s for s in skills if not s.always]
-        out = ["# Skills"]
-        for s in always:
-            out.append(f"## Skill: {s.name}\n{s.body.strip()}")
-        if other:
-            out.append("Available skills (read the SKILL.md with read_file before using one):")
-            out.extend(
-                f"- {s.name}: {s.description} ({s.path.relative_to(self.workspace)})" for s in other
-            )
-        listed = ", ".join(s.name for s in skills)
-        size = sum(len(s.body.encode()) for s in skills)
-        return Section("skills", listed, size, "\n".join(out))
+        listed = ", ".join(s.name for s in skills if s.model_invocable)
+        size = sum(len(s.body.encode()) for s in skills if s.model_invocable)
+        return Section("skills", listed, size, text)

@@ -42,6 +42,7 @@ from picobot_tui.core.sessions import Session, SessionError, SessionStore, clean
 from picobot_tui.core.settings import CoreSettings
 from picobot_tui.core.time_line import TIME_KEY, time_line
 from picobot_tui.core.tool_step import run_tool
+from picobot_tui.core.tools import skill
 from picobot_tui.core.tools.registry import ToolRegistry
 from picobot_tui.core.tracing import ToolTrace, Tracer
 from picobot_tui.core.turn_state import (
@@ -286,6 +287,24 @@ class AgentLoop:
     async def run_turn(
         self, session: Session, text: str, *, user_sent: bool = False
     ) -> AsyncGenerator[Event, None]:
+        """`_run_turn`, after `/name args` of a custom command or skill became its message
+        (core/custom_commands.py), on the command's `model` if it names one."""
+        expanded = self.context.commands().expand(text) if text.startswith("/") else None
+        if expanded is None:
+            async for event in self._run_turn(session, text, user_sent=user_sent):
+                yield event
+            return
+        text, command = expanded
+        before, self.model_name = self.model_name, command.model or self.model_name
+        try:
+            async for event in self._run_turn(session, text, user_sent=user_sent):
+                yield event
+        finally:
+            self.model_name = before
+
+    async def _run_turn(
+        self, session: Session, text: str, *, user_sent: bool = False
+    ) -> AsyncGenerator[Event, None]:
         """Process one user message; yields events until TurnFinished.
 
         After maxConsecutiveFailures failed model calls in a row the loop is stopped: a
@@ -434,6 +453,7 @@ class AgentLoop:
         self, session: Session, state: SessionState, turn: TurnState
     ) -> AsyncIterator[Event]:
         d = self.defaults
+        skill.offer(self.context, self.tools)  # before the prompt: its tool line follows
         system = self.context.build()
         for notice in self.context.notices(session.key):  # files left out of the prompt
             yield notice

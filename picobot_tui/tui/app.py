@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import aclosing
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -38,9 +38,7 @@ from picobot_tui.tui import (
     toasts,
 )
 from picobot_tui.tui.commands import (
-    PALETTE_COMMANDS,
     SLASH_COMMANDS,
-    help_rows,
     parse_slash,
     slash_action,
 )
@@ -54,7 +52,6 @@ from picobot_tui.tui.view_events import (
     AppStarted,
     AppStarting,
     ConversationCleared,
-    HelpShown,
     NoticeShown,
     UserSent,
     ViewEvent,
@@ -235,6 +232,7 @@ class PicobotApp(
         if not loaded:
             return
         self.ready = True
+        await self.load_commands()
         self.refresh_bindings()
         mcp_wiring.start_after_paint(self, self.runtime, self.router.apply)
         self.warm_model()  # installs the idle collector once LiteLLM is imported
@@ -371,7 +369,7 @@ class PicobotApp(
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
         self.prompt_history.add(message.text)
         slash = parse_slash(message.text)
-        if slash is not None:
+        if slash is not None and not self.is_custom(slash[0]):  # a custom one is a message
             if self._starting():
                 self.prompt.text = message.text
                 return
@@ -518,13 +516,6 @@ class PicobotApp(
         """The pane keys only apply (and only show in the footer) on the main screen."""
         return not (action in self.MAIN_SCREEN_ACTIONS and self.screen is not self.main_screen)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        for command in PALETTE_COMMANDS:
-            yield SystemCommand(
-                command.title, command.help, partial(self.run_action, command.action)
-            )
-
     # -- slash commands and palette entries (tui/commands.py names these actions) ------
     async def action_model(self, name: str = "") -> None:
         from picobot_tui.tui.model_switch import open_picker, switch_model
@@ -574,9 +565,6 @@ class PicobotApp(
     def action_copy_code(self) -> None:
         blocks = code_blocks(self.conversation.last_response() or "")
         self.copy(blocks[-1] if blocks else None, "code block")
-
-    async def action_help(self) -> None:
-        await self.router.apply(HelpShown(help_rows()))
 
     def action_permissions(self) -> None:
         from picobot_tui.tui import permissions  # the list and config editing load lazily

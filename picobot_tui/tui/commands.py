@@ -3,6 +3,7 @@ action (`PicobotApp.action_*`), which the app runs with `run_action`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from picobot_tui.widgets.prompt import SlashCommand
@@ -55,10 +56,15 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     return name.lower(), arg.strip()
 
 
-def help_rows() -> tuple[tuple[str, str], ...]:
-    """`/help` as rows: ("Commands:", "") heads the commands, ("Keys:", "") the keys."""
-    commands = [(f"/{c.name}" + (f" {c.args}" if c.args else ""), c.help) for c in SLASH_COMMANDS]
-    return (("Commands:", ""), *commands, ("Keys:", ""), *KEYS)
+def help_rows(custom: Sequence[SlashCommand] = ()) -> tuple[tuple[str, str], ...]:
+    """`/help` as rows: ("Commands:", "") heads the commands, ("Keys:", "") the keys, and
+    ("Yours:", "") the custom commands and skills (tui/context_actions.py)."""
+
+    def rows(commands: Sequence[SlashCommand]) -> list[tuple[str, str]]:
+        return [(f"/{c.name}" + (f" {c.args}" if c.args else ""), c.help) for c in commands]
+
+    yours = (("Yours:", ""), *rows(custom)) if custom else ()
+    return (("Commands:", ""), *rows(SLASH_COMMANDS), *yours, ("Keys:", ""), *KEYS)
 
 
 class PaletteCommand(NamedTuple):

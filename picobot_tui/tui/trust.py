@@ -65,7 +65,7 @@ def untrusted_notice(runtime: Runtime) -> ViewEvent:
     servers = " and no MCP server is started" if runtime.mcp is not None else ""
     return NoticeShown(
         "warning",
-        f"{shown(runtime.tools.ctx.workspace)} is not trusted: its AGENTS.md, skills, kb/ and "
-        f"TODO.md are not loaded, the tools are read-only{servers}. To change that, remove "
+        f"{shown(runtime.tools.ctx.workspace)} is not trusted: its AGENTS.md, skills, commands, "
+        f"kb/ and TODO.md are not loaded, the tools are read-only{servers}. To change that, remove "
         f"it from {shown(trust_path())}, or start with --workspace.",
     )

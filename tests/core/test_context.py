@@ -59,7 +59,7 @@ def test_skills_always_whole_others_summarised(tmp_path: Path) -> None:
     prompt = build(tmp_path)
     assert "BODY-deploy" in prompt
     assert "BODY-review" not in prompt
-    assert "review: how to review (skills/review/SKILL.md)" in prompt
+    assert "- review: how to review" in prompt and "`skill` tool" in prompt
 
 
 def test_frontmatter_without_closing_fence_is_body() -> None:

@@ -34,10 +34,10 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 def test_user_templates_come_first_then_the_projects(tmp_path: Path) -> None:
     user, ws = layout(tmp_path)
     prompt = builder(ws, user).build()
-    order = ["USER-AGENTS", "USER-SOUL", "PROJECT-AGENTS", "PROJECT-TODO", "USER-SKILL-BODY"]
+    order = ["USER-AGENTS", "USER-SOUL", "PROJECT-AGENTS", "PROJECT-TODO", "- mine: d"]
     assert [prompt.index(m) for m in order] == sorted(prompt.index(m) for m in order)
-    assert "USER-BOTH" not in prompt  # the project's skill of the same name replaces it
-    assert "both: the project's" in prompt
+    assert "USER-SKILL-BODY" not in prompt  # listed: the model loads it with `skill`
+    assert "- both: the project's" in prompt  # the project's replaces the user's namesake
 
 
 def test_an_untrusted_workspace_gives_only_the_users_files(tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_an_untrusted_workspace_gives_only_the_users_files(tmp_path: Path) -> No
     b = builder(ws, user)
     b.workspace_files = False
     prompt = b.build()
-    assert "USER-AGENTS" in prompt and "USER-SKILL-BODY" in prompt and "USER-BOTH" in prompt
+    assert "USER-AGENTS" in prompt and "- mine: d" in prompt and "- both: \n" in prompt + "\n"
     assert "PROJECT-" not in prompt and "not trusted" in prompt
 
 
