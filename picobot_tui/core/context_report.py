@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from picobot_tui.core.budget import COMPRESS_AT, estimate_text
+from picobot_tui.core.tools import skill
 
 if TYPE_CHECKING:
     from picobot_tui.core.loop import AgentLoop
@@ -48,6 +49,7 @@ class ContextReport:
 
 def context_report(loop: AgentLoop, session: Session | None) -> ContextReport:
     """The report for `session`'s next call (None: a new session, no conversation yet)."""
+    skill.offer(loop.context, loop.tools)  # as the next turn will, before its prompt
     loop.context.build()  # fresh: the files as they are now (and `sections` with them)
     # chars/4, scaled as the gauge scales it (the last call's tokens per estimated token)
     scale = loop.estimator.scale

@@ -37,6 +37,8 @@ def test_the_report_names_each_file_tool_and_the_conversation(
     configured_home: Path, llm_server: OpenAITestServer, tmp_path: Path
 ) -> None:
     pkg = _package(tmp_path)
+    (pkg / "skills" / "tidy").mkdir(parents=True)
+    (pkg / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: d\n---\nx")
     write_mcp_config(configured_home, {"echo": ECHO}, mcpConnectTimeout=120)
     res = run_cli(configured_home, "context", "--workspace", str(pkg), "--json")
     assert res.returncode == 0, res.stderr
@@ -48,7 +50,8 @@ def test_the_report_names_each_file_tool_and_the_conversation(
     assert prompt["CLAUDE.md"]["source"] == str(root / "pkg" / "CLAUDE.md")
     assert SECRET not in res.stdout
     tools = {r["name"]: r["source"] for r in _rows(report, "tools")}
-    assert tools["read_file"] == "built-in"
+    assert tools["read_file"] == "built-in" and tools["skill"] == "built-in"
+    assert {r["name"]: r["source"] for r in _rows(report, "prompt")}["skills"] == "tidy"
     assert any(s == "MCP: echo" for s in tools.values()), tools
     assert all(r["tokens"] > 0 for r in _rows(report, "tools"))
     assert _rows(report, "conversation")[0]["tokens"] == 0
