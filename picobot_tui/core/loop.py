@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from picobot_tui.core import budget as budget_mod
-from picobot_tui.core import cache_plan, compaction
+from picobot_tui.core import cache_plan, compaction, mentions
 from picobot_tui.core.approval import ConfirmFn
 from picobot_tui.core.context import ContextBuilder
 from picobot_tui.core.events import (
@@ -288,14 +288,12 @@ class AgentLoop:
         self, session: Session, text: str, *, user_sent: bool = False
     ) -> AsyncGenerator[Event, None]:
         """`_run_turn`, after `/name args` of a custom command or skill became its message
-        (core/custom_commands.py), on the command's `model` if it names one."""
+        (core/custom_commands.py), on the command's `model` if it names one, and with the
+        files and folders it @-mentions attached (core/mentions.py)."""
         expanded = self.context.commands().expand(text) if text.startswith("/") else None
-        if expanded is None:
-            async for event in self._run_turn(session, text, user_sent=user_sent):
-                yield event
-            return
-        text, command = expanded
-        before, self.model_name = self.model_name, command.model or self.model_name
+        text, model = expanded[0] if expanded else text, expanded and expanded[1].model
+        text = await mentions.attach(text, self.tools)
+        before, self.model_name = self.model_name, model or self.model_name
         try:
             async for event in self._run_turn(session, text, user_sent=user_sent):
                 yield event
