@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from typing import Any
 
 from picobot_tui.core import budget as budget_mod
@@ -294,9 +295,10 @@ class AgentLoop:
         text, model = expanded[0] if expanded else text, expanded and expanded[1].model
         text = await mentions.attach(text, self.tools)
         before, self.model_name = self.model_name, model or self.model_name
-        try:
-            async for event in self._run_turn(session, text, user_sent=user_sent):
-                yield event
+        try:  # closed with this one: breaking out of the stream cancels the turn
+            async with aclosing(self._run_turn(session, text, user_sent=user_sent)) as events:
+                async for event in events:
+                    yield event
         finally:
             self.model_name = before
 
