@@ -67,6 +67,12 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     )
     # The worker's warm server, or cold (tests/support/worker_server.py); a test that
     # routes its own call (tests/server) gets the old default, cold, under its extras.
+    # What imports in this process put into its environment (LiteLLM's TIKTOKEN_CACHE_DIR,
+    # once a test imported it) is not the user's shell's: every call of a worker differed
+    # from its server in it and ran cold (365 calls in the CI run on 0b03e33).
+    for name in worker_server.SET_BY_IMPORTS:
+        if name not in worker_server.session_env():
+            env.pop(name, None)
     routed = "PICOBOT_SERVER" in extra or "XDG_RUNTIME_DIR" in extra
     env.update(dict([NO_SERVER]) if routed else worker_server.call_env(env, extra))
     env.update(extra)  # after the defaults: a server test sets PICOBOT_SERVER itself

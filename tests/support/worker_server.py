@@ -77,6 +77,15 @@ test that set its own HOME or NO_COLOR (monkeypatch) would have been imported un
 and every later call that did not set them would have gone cold (CI run on bd51a45)."""
 
 
+SET_BY_IMPORTS = ("TIKTOKEN_CACHE_DIR",)
+"""Variables LiteLLM's import sets in the importing process (tests/core imports it here)."""
+
+
+def session_env() -> dict[str, str]:
+    """The worker's environment before any test ran."""
+    return _SESSION_ENV
+
+
 def _base_env(home: str, runtime: str) -> dict[str, str]:
     env = {
         k: v

@@ -253,6 +253,8 @@ def test_the_first_run_out_of_the_box(tmux, picobot_home, tmp_path):
     tmux.keys("Tab")
     tmux.wait_for(lambda s: _prompt_line(s).startswith("/copy"), "Tab cycles to the next")
     tmux.keys("Tab")
+    tmux.wait_for(lambda s: _prompt_line(s).startswith("/context"), "and the last")
+    tmux.keys("Tab")
     tmux.wait_for(lambda s: _prompt_line(s).startswith("/compact"), "and round again")
     tmux.keys("C-u")  # still in the prompt: the line editing key works there
     tmux.wait_for(lambda s: "/compact" not in _prompt_line(s), "the prompt cleared")
